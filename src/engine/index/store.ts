@@ -1,0 +1,155 @@
+/**
+ * One index's LMDB environment (`indexes/<uuid>/`) and its core databases.
+ *
+ * Layout:
+ *   main          string -> any      primaryKey, settings, createdAt, updatedAt, nextDocid,
+ *                                    docids (roaring, portable), fieldDistribution, lastTaskUid
+ *   documents     u32 docid -> doc   msgpack with shared structures, so field names are not
+ *                                    repeated per document
+ *   external-ids  string -> u32      external (primary key) id -> internal docid
+ *
+ * Extensions (keyword, facets, geo, vectors) open their own named databases in the same
+ * environment through `openDB`, so that one write transaction covers all of them.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb';
+import roaring from 'roaring';
+import type { Settings } from '../settings/types.js';
+import { defaultSettings } from '../settings/types.js';
+import type { Document } from '../types.js';
+
+const { RoaringBitmap32 } = roaring;
+export type Bitmap = InstanceType<typeof RoaringBitmap32>;
+export { RoaringBitmap32 };
+
+export interface IndexMeta {
+  primaryKey: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export class IndexStore {
+  readonly env: RootDatabase;
+  readonly main: Database<any, string>;
+  readonly documents: Database<Document, number>;
+  readonly externalIds: Database<number, string>;
+  private docidsCache: Bitmap | null = null;
+
+  constructor(readonly path: string) {
+    this.env = open({ path, maxDbs: 64, compression: false });
+    this.main = this.env.openDB({ name: 'main', encoding: 'msgpack' });
+    this.documents = this.env.openDB({
+      name: 'documents',
+      keyEncoding: 'uint32',
+      encoding: 'msgpack',
+      sharedStructuresKey: Symbol.for('structures'),
+    });
+    this.externalIds = this.env.openDB({ name: 'external-ids', encoding: 'msgpack' });
+  }
+
+  openDB<V = any, K extends string | number | Buffer = string>(
+    name: string,
+    options: { keyEncoding?: 'uint32' | 'binary' | 'ordered-binary'; encoding?: 'msgpack' | 'json' | 'string' | 'binary' | 'ordered-binary'; dupSort?: boolean } = {},
+  ): Database<V, K> {
+    return this.env.openDB({ name, ...options }) as unknown as Database<V, K>;
+  }
+
+  /** Run `fn` in one synchronous write transaction; everything commits together or not at all. */
+  write<T>(fn: () => T): T {
+    return this.env.transactionSync(fn);
+  }
+
+  async close(): Promise<void> {
+    await this.env.close();
+  }
+
+  // --- metadata -------------------------------------------------------------------------------
+
+  get primaryKey(): string | null {
+    return (this.main.get('primaryKey') as string | undefined) ?? null;
+  }
+
+  setPrimaryKey(primaryKey: string | null): void {
+    this.main.putSync('primaryKey', primaryKey);
+  }
+
+  get settings(): Settings {
+    return { ...defaultSettings(), ...((this.main.get('settings') as Partial<Settings> | undefined) ?? {}) };
+  }
+
+  setSettings(settings: Settings): void {
+    this.main.putSync('settings', settings);
+  }
+
+  get createdAt(): string {
+    return this.main.get('createdAt') as string;
+  }
+
+  get updatedAt(): string {
+    return this.main.get('updatedAt') as string;
+  }
+
+  touch(at: string, created = false): void {
+    if (created) this.main.putSync('createdAt', at);
+    this.main.putSync('updatedAt', at);
+  }
+
+  meta(): IndexMeta {
+    return { primaryKey: this.primaryKey, createdAt: this.createdAt, updatedAt: this.updatedAt };
+  }
+
+  /** Highest task uid whose effects are in this environment: makes replay after a crash idempotent. */
+  get lastTaskUid(): number {
+    return (this.main.get('lastTaskUid') as number | undefined) ?? -1;
+  }
+
+  setLastTaskUid(uid: number): void {
+    this.main.putSync('lastTaskUid', uid);
+  }
+
+  // --- documents ------------------------------------------------------------------------------
+
+  /** All live docids. The returned bitmap is shared: clone before mutating. */
+  docids(): Bitmap {
+    if (!this.docidsCache) {
+      const raw = this.main.get('docids') as Buffer | undefined;
+      this.docidsCache = raw ? RoaringBitmap32.deserialize(raw, true) : new RoaringBitmap32();
+    }
+    return this.docidsCache;
+  }
+
+  setDocids(bitmap: Bitmap): void {
+    this.main.putSync('docids', bitmap.serialize(true));
+    this.docidsCache = bitmap;
+  }
+
+  /** Forget cached reads, e.g. after a transaction was aborted. */
+  invalidateCaches(): void {
+    this.docidsCache = null;
+  }
+
+  get documentCount(): number {
+    return this.docids().size;
+  }
+
+  getDocument(docid: number): Document | undefined {
+    return this.documents.get(docid);
+  }
+
+  docidOf(externalId: string): number | undefined {
+    return this.externalIds.get(externalId);
+  }
+
+  allocateDocid(): number {
+    const next = (this.main.get('nextDocid') as number | undefined) ?? 0;
+    this.main.putSync('nextDocid', next + 1);
+    return next;
+  }
+
+  get fieldDistribution(): Record<string, number> {
+    return (this.main.get('fieldDistribution') as Record<string, number> | undefined) ?? {};
+  }
+
+  setFieldDistribution(distribution: Record<string, number>): void {
+    this.main.putSync('fieldDistribution', distribution);
+  }
+}
