@@ -1,0 +1,186 @@
+/**
+ * The Meilisearch v6 dump layout: file names and record shapes.
+ *
+ * A `.dump` is a gzipped tar whose root holds:
+ *
+ *   metadata.json                      {dumpVersion: "V6", dbVersion, dumpDate}
+ *   instance_uid.uuid                  the instance uid, plain text
+ *   keys.jsonl                         one API key per line
+ *   tasks/queue.jsonl                  one task per line
+ *   tasks/update_files/<taskUid>.jsonl documents of a still-enqueued document task
+ *   batches/queue.jsonl                one batch per line
+ *   indexes/<uid>/metadata.json        {uid, primaryKey, createdAt, updatedAt}
+ *   indexes/<uid>/settings.json        the index settings
+ *   indexes/<uid>/documents.jsonl      one document per line, with `_vectors`
+ *   webhooks.json                      {webhooks: {<uuid>: {url, headers}}}
+ *
+ * Meilisearch names update files after the task uid (not a uuid); so do we, so that a dump
+ * moves between the two engines either way.
+ */
+import type { Batch, Document, Task, TaskType } from '../../types.js';
+
+export const DUMP_VERSION = 'V6';
+
+export const FILES = {
+  metadata: 'metadata.json',
+  instanceUid: 'instance_uid.uuid',
+  keys: 'keys.jsonl',
+  tasksDir: 'tasks',
+  tasksQueue: 'tasks/queue.jsonl',
+  updateFilesDir: 'tasks/update_files',
+  batchesDir: 'batches',
+  batchesQueue: 'batches/queue.jsonl',
+  indexesDir: 'indexes',
+  webhooks: 'webhooks.json',
+} as const;
+
+export const INDEX_FILES = {
+  metadata: 'metadata.json',
+  settings: 'settings.json',
+  documents: 'documents.jsonl',
+} as const;
+
+export function updateFileName(taskUid: number): string {
+  return `${FILES.updateFilesDir}/${taskUid}.jsonl`;
+}
+
+export interface DumpMetadata {
+  dumpVersion: string;
+  dbVersion: string;
+  dumpDate: string;
+}
+
+export interface DumpIndexMetadata {
+  uid: string;
+  primaryKey: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An API key as stored: the wire shape minus the derived `key` string, which is recomputed. */
+export interface DumpKey {
+  uid: string;
+  name: string | null;
+  description: string | null;
+  actions: string[];
+  indexes: string[];
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  [extra: string]: unknown;
+}
+
+export interface DumpWebhook {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface DumpWebhooks {
+  webhooks: Record<string, DumpWebhook>;
+}
+
+/**
+ * A task line: the public task object, except that `type` holds the kind with its content as
+ * Meilisearch writes it (`"documentClear"` or `{"documentImport": {...}}`), so that an enqueued task
+ * can be re-enqueued on import. `kindToType` recovers the public task type.
+ */
+export interface DumpTask extends Omit<Task, 'type'> {
+  type: DumpKind;
+}
+
+export type DumpKind = string | Record<string, Record<string, unknown>>;
+
+export interface DumpIndex {
+  metadata: DumpIndexMetadata;
+  settings: Record<string, unknown>;
+  documents: AsyncIterable<Document> | Iterable<Document>;
+}
+
+export interface DumpTaskEntry {
+  task: DumpTask;
+  /** The payload of an enqueued document task, as documents. */
+  updateFile?: AsyncIterable<Document> | Iterable<Document>;
+}
+
+/** What a dump is written from: everything is iterated lazily, never collected. */
+export interface DumpSource {
+  instanceUid: string;
+  dbVersion: string;
+  keys(): AsyncIterable<DumpKey> | Iterable<DumpKey>;
+  tasks(): AsyncIterable<DumpTaskEntry> | Iterable<DumpTaskEntry>;
+  batches(): AsyncIterable<Batch> | Iterable<Batch>;
+  indexes(): AsyncIterable<DumpIndex> | Iterable<DumpIndex>;
+  webhooks(): DumpWebhooks | Promise<DumpWebhooks>;
+}
+
+/** Kind names (Meilisearch's dump enum) -> public task types. */
+const KIND_TO_TYPE: Record<string, TaskType> = {
+  documentImport: 'documentAdditionOrUpdate',
+  documentDeletion: 'documentDeletion',
+  documentClear: 'documentDeletion',
+  documentDeletionByFilter: 'documentDeletion',
+  documentEdition: 'documentEdition',
+  settings: 'settingsUpdate',
+  indexDeletion: 'indexDeletion',
+  indexCreation: 'indexCreation',
+  indexUpdate: 'indexUpdate',
+  indexSwap: 'indexSwap',
+  taskCancelation: 'taskCancelation',
+  tasksDeletion: 'taskDeletion',
+  dumpCreation: 'dumpCreation',
+  snapshotCreation: 'snapshotCreation',
+  upgradeDatabase: 'upgradeDatabase',
+};
+
+/** Public task types -> the kind name used when the content is not known more precisely. */
+const TYPE_TO_KIND: Record<TaskType, string> = {
+  documentAdditionOrUpdate: 'documentImport',
+  documentDeletion: 'documentDeletion',
+  documentEdition: 'documentEdition',
+  settingsUpdate: 'settings',
+  indexDeletion: 'indexDeletion',
+  indexCreation: 'indexCreation',
+  indexUpdate: 'indexUpdate',
+  indexSwap: 'indexSwap',
+  taskCancelation: 'taskCancelation',
+  taskDeletion: 'tasksDeletion',
+  dumpCreation: 'dumpCreation',
+  snapshotCreation: 'snapshotCreation',
+  upgradeDatabase: 'upgradeDatabase',
+};
+
+const UNIT_KINDS = new Set(['documentClear', 'indexDeletion', 'snapshotCreation']);
+
+export function kindName(kind: DumpKind): string {
+  if (typeof kind === 'string') return kind;
+  const names = Object.keys(kind);
+  if (names.length !== 1) throw new Error(`a task kind has exactly one name, got ${JSON.stringify(kind)}`);
+  return names[0]!;
+}
+
+export function kindContent(kind: DumpKind): Record<string, unknown> {
+  return typeof kind === 'string' ? {} : (Object.values(kind)[0] ?? {});
+}
+
+export function kindToType(kind: DumpKind): TaskType {
+  const name = kindName(kind);
+  const type = KIND_TO_TYPE[name];
+  if (!type) throw new Error(`unknown task kind \`${name}\` in the dump`);
+  return type;
+}
+
+/** Build the dump kind of a task from its public type and the content the engine knows of. */
+export function typeToKind(type: TaskType, content?: Record<string, unknown>, name?: string): DumpKind {
+  const kind = name ?? TYPE_TO_KIND[type];
+  if (UNIT_KINDS.has(kind) && (!content || Object.keys(content).length === 0)) return kind;
+  return { [kind]: content ?? {} };
+}
+
+/** `yyyymmdd-hhmmssSSS`, the name Meilisearch gives a dump file (UTC). */
+export function dumpFileStem(date: Date): string {
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return (
+    `${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-` +
+    `${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}${p(date.getUTCMilliseconds(), 3)}`
+  );
+}
