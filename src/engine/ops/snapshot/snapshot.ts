@@ -1,0 +1,129 @@
+/**
+ * Snapshots: a consistent, compacted copy of every LMDB environment of a database directory,
+ * packed as `<snapshot-dir>/<db-name>.snapshot` (tar.gz), and the way back (`--import-snapshot`).
+ *
+ * Each environment is copied with LMDB's own copy (`mdb_env_copy2` with compaction) inside one
+ * read transaction, so the copy is consistent while readers and writers go on. The snapshot task
+ * runs in the scheduler, so no batch changes an index while it is copied; new tasks may still be
+ * registered, which is why the task queue is copied before the update files it refers to.
+ */
+import { cp, mkdir, mkdtemp, readdir, rename, rm, stat, copyFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { RootDatabase } from 'lmdb';
+import { create as tarCreate, extract as tarExtract } from 'tar';
+import { SearchError } from '../../errors.js';
+
+export interface SnapshotEnv {
+  /** Directory of the environment relative to the database root, e.g. `tasks` or `indexes/<uuid>`. */
+  rel: string;
+  env: RootDatabase;
+}
+
+export interface SnapshotOptions {
+  dbPath: string;
+  snapshotDir: string;
+  /** Every open environment, the task queue first. */
+  envs: SnapshotEnv[];
+  onProgress?: (done: number, total: number, rel: string) => void;
+}
+
+export interface SnapshotResult {
+  path: string;
+  bytes: number;
+  environments: number;
+}
+
+/** Plain files and folders copied as they are (after the environments). */
+const PLAIN_FILES = ['VERSION', 'instance-uid'];
+const PLAIN_DIRS = ['tasks/update_files'];
+
+export function snapshotFileName(dbPath: string): string {
+  return `${basename(resolve(dbPath))}.snapshot`;
+}
+
+export async function createSnapshot(options: SnapshotOptions): Promise<SnapshotResult> {
+  await mkdir(options.snapshotDir, { recursive: true });
+  const file = join(options.snapshotDir, snapshotFileName(options.dbPath));
+  const partial = `${file}.partial`;
+  const work = await mkdtemp(join(options.snapshotDir, '.snapshot-work-'));
+  try {
+    let done = 0;
+    for (const { rel, env } of options.envs) {
+      const target = join(work, rel);
+      await mkdir(target, { recursive: true });
+      await env.backup(target, true);
+      options.onProgress?.(++done, options.envs.length, rel);
+    }
+    for (const name of PLAIN_FILES)
+      if (existsSync(join(options.dbPath, name))) await copyFile(join(options.dbPath, name), join(work, name));
+    for (const dir of PLAIN_DIRS)
+      if (existsSync(join(options.dbPath, dir))) await cp(join(options.dbPath, dir), join(work, dir), { recursive: true });
+    await tarCreate({ gzip: true, file: partial, cwd: work, portable: true }, await readdir(work));
+    await rename(partial, file);
+    return { path: file, bytes: (await stat(file)).size, environments: options.envs.length };
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error instanceof SearchError
+      ? error
+      : new SearchError('internal', `Failed to create the snapshot: ${(error as Error).message}`, { cause: error });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+export interface ImportOptions {
+  /** Do not fail when the snapshot file does not exist. */
+  ignoreMissing?: boolean;
+  /** Do not fail (and do nothing) when a database already exists at the target. */
+  ignoreIfDbExists?: boolean;
+}
+
+export type ImportOutcome = 'imported' | 'skipped-missing' | 'skipped-db-exists';
+
+/**
+ * Unpack `file` into `dbPath`. The archive is extracted beside the target and renamed into
+ * place only once complete, so a corrupt snapshot never leaves a half database behind.
+ */
+export async function importSnapshot(file: string, dbPath: string, options: ImportOptions = {}): Promise<ImportOutcome> {
+  if (!existsSync(file)) {
+    if (options.ignoreMissing) return 'skipped-missing';
+    throw new SearchError('invalid_state', `The snapshot \`${file}\` does not exist (use \`--ignore-missing-snapshot\` to start without it).`);
+  }
+  if (databaseDirInUse(dbPath)) {
+    if (options.ignoreIfDbExists) return 'skipped-db-exists';
+    throw new SearchError(
+      'invalid_state',
+      `A database already exists at \`${dbPath}\`; refusing to overwrite it with the snapshot (use \`--ignore-snapshot-if-db-exists\` to keep it).`,
+    );
+  }
+  await mkdir(dirname(resolve(dbPath)), { recursive: true });
+  const staging = await mkdtemp(join(dirname(resolve(dbPath)), `.${basename(resolve(dbPath))}.import-`));
+  try {
+    try {
+      await tarExtract({ file, cwd: staging, strict: true });
+    } catch (error) {
+      throw new SearchError('invalid_state', `The snapshot \`${file}\` is corrupt or truncated: ${(error as Error).message}.`, { cause: error });
+    }
+    if (!existsSync(join(staging, 'VERSION')))
+      throw new SearchError('invalid_state', `The snapshot \`${file}\` holds no VERSION file; is it a snapshot?`);
+    await rm(dbPath, { recursive: true, force: true });
+    await rename(staging, dbPath);
+    return 'imported';
+  } catch (error) {
+    await removeLater(staging);
+    throw error;
+  }
+}
+
+/** A directory holds a database when it has a VERSION file or any LMDB data. */
+export function databaseDirInUse(dbPath: string): boolean {
+  return existsSync(join(dbPath, 'VERSION')) || existsSync(join(dbPath, 'tasks', 'data.mdb'));
+}
+
+async function removeLater(dir: string): Promise<void> {
+  for (let attempt = 0; attempt < 20 && existsSync(dir); attempt++) {
+    await rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 }).catch(() => {});
+    if (existsSync(dir)) await new Promise((r) => setTimeout(r, 25));
+  }
+}

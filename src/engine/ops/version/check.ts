@@ -1,0 +1,49 @@
+/**
+ * Decide, at open, whether this binary may use a database directory: same format, an older
+ * format it can upgrade (only when asked to), or refuse with a message that names both versions
+ * and the ways forward.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { SearchError } from '../../errors.js';
+import { readVersion } from '../../store/database-dir.js';
+import { CURRENT_DB_VERSION, compareVersions, parseVersion, upgradePath } from './history.js';
+
+export type VersionStatus =
+  | { kind: 'new' }
+  | { kind: 'current'; version: string }
+  | { kind: 'upgrade'; from: string; to: string };
+
+export interface VersionCheckOptions {
+  /** `--experimental-dumpless-upgrade` / `--upgrade-db` was given. */
+  dumplessUpgrade?: boolean;
+  current?: string;
+}
+
+export function checkDatabaseVersion(dbPath: string, options: VersionCheckOptions = {}): VersionStatus {
+  const current = options.current ?? CURRENT_DB_VERSION;
+  const found = readVersion(dbPath);
+  if (found === null) {
+    if (existsSync(dbPath) && readdirSync(dbPath).some((name) => name === 'indexes' || name === 'tasks'))
+      throw new SearchError('invalid_state', `The database at \`${dbPath}\` has no VERSION file; it may be corrupted or written by another program.`);
+    return { kind: 'new' };
+  }
+  if (!parseVersion(found))
+    throw new SearchError('invalid_state', `The VERSION file of \`${dbPath}\` holds \`${found}\`, which is not a version (expected x.y.z).`);
+  if (found === current) return { kind: 'current', version: found };
+  if (compareVersions(found, current) > 0)
+    throw new SearchError(
+      'invalid_state',
+      `The database at \`${dbPath}\` was written by version ${found}, newer than this binary's version ${current}. ` +
+        `Run a binary of version ${found} or later, or create a dump with it and import the dump here with \`--import-dump\`.`,
+    );
+  const path = upgradePath(found, current);
+  if (path && options.dumplessUpgrade) return { kind: 'upgrade', from: found, to: current };
+  const options_ = path
+    ? `start with \`--experimental-dumpless-upgrade\` (alias \`--upgrade-db\`) to upgrade it in place, run \`search upgrade --db-path ${dbPath}\`, ` +
+      `or create a dump with version ${found} and import it with \`--import-dump\``
+    : `create a dump with version ${found} and import it with \`--import-dump\` (no dumpless upgrade exists from ${found})`;
+  throw new SearchError(
+    'invalid_state',
+    `The database at \`${dbPath}\` is version ${found} but this binary is version ${current}. To upgrade, ${options_}.`,
+  );
+}

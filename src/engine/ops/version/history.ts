@@ -1,0 +1,89 @@
+/**
+ * The storage format's version history. `VERSION` in the database directory names the format
+ * that wrote it; this table says what changed between formats and how to move a database
+ * forward (a dumpless upgrade) without re-indexing.
+ *
+ *   0.0.1  An index's field distribution (`fieldDistribution` in index stats) was computed at
+ *          read time by scanning every document: O(documents) for every stats request.
+ *   0.1.0  The distribution is kept in the index's `main` database and adjusted by each batch.
+ *          Batches only apply deltas, so a database coming from 0.0.1 needs the baseline
+ *          computed once from its documents: that is the upgrade step below.
+ */
+import type { IndexStore } from '../../index/store.js';
+
+export const CURRENT_DB_VERSION = '0.1.0';
+
+export interface FormatVersion {
+  version: string;
+  summary: string;
+}
+
+export const FORMATS: readonly FormatVersion[] = [
+  { version: '0.0.1', summary: 'field distribution computed at read time by scanning documents' },
+  { version: '0.1.0', summary: 'field distribution stored in each index and maintained by every batch' },
+];
+
+/** What an upgrade step may do to one index; every change goes through `put`, which journals it. */
+export interface IndexUpgradeContext {
+  uid: string;
+  store: IndexStore;
+  /** Write `value` (msgpack-encoded like the rest of `main`) under `key` of the `main` database. */
+  putMain(key: string, value: unknown): void;
+  /** Throws if the upgrade was canceled; called between chunks of work. */
+  checkpoint(): void;
+}
+
+export interface UpgradeStep {
+  from: string;
+  to: string;
+  title: string;
+  /** Runs once per index, in its own write transaction. */
+  upgradeIndex(ctx: IndexUpgradeContext): void;
+}
+
+export const STEPS: readonly UpgradeStep[] = [
+  {
+    from: '0.0.1',
+    to: '0.1.0',
+    title: 'store each index field distribution',
+    upgradeIndex(ctx) {
+      const distribution: Record<string, number> = {};
+      let seen = 0;
+      for (const docid of ctx.store.docids()) {
+        const document = ctx.store.getDocument(docid);
+        if (!document) continue;
+        for (const field of Object.keys(document)) distribution[field] = (distribution[field] ?? 0) + 1;
+        if (++seen % 5000 === 0) ctx.checkpoint();
+      }
+      ctx.putMain('fieldDistribution', distribution);
+    },
+  },
+];
+
+export type Semver = [number, number, number];
+
+export function parseVersion(text: string): Semver | null {
+  const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(text.trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+}
+
+export function compareVersions(a: string, b: string): number {
+  const pa = parseVersion(a);
+  const pb = parseVersion(b);
+  if (!pa || !pb) throw new Error(`cannot compare versions \`${a}\` and \`${b}\``);
+  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
+  return 0;
+}
+
+/** The chain of steps from `from` to `to`, or null when no dumpless path exists. */
+export function upgradePath(from: string, to: string = CURRENT_DB_VERSION): UpgradeStep[] | null {
+  const path: UpgradeStep[] = [];
+  let at = from;
+  while (at !== to) {
+    const step = STEPS.find((s) => s.from === at);
+    if (!step) return null;
+    path.push(step);
+    at = step.to;
+  }
+  return path;
+}
