@@ -4,8 +4,8 @@
  * Layout:
  *   main          string -> any      primaryKey, settings, createdAt, updatedAt, nextDocid,
  *                                    docids (roaring, portable), fieldDistribution, lastTaskUid
- *   documents     u32 docid -> doc   msgpack with shared structures, so field names are not
- *                                    repeated per document
+ *   documents     docid -> doc       msgpack with shared structures, so field names are not
+ *                                    repeated per document (iterate with `documentEntries`)
  *   external-ids  string -> u32      external (primary key) id -> internal docid
  *
  * Extensions (keyword, facets, geo, vectors) open their own named databases in the same
@@ -39,7 +39,6 @@ export class IndexStore {
     this.main = this.env.openDB({ name: 'main', encoding: 'msgpack' });
     this.documents = this.env.openDB({
       name: 'documents',
-      keyEncoding: 'uint32',
       encoding: 'msgpack',
       sharedStructuresKey: Symbol.for('structures'),
     });
@@ -133,6 +132,11 @@ export class IndexStore {
 
   getDocument(docid: number): Document | undefined {
     return this.documents.get(docid);
+  }
+
+  /** Every stored document in docid order (the range skips the shared-structures entry). */
+  documentEntries(): Iterable<{ key: number; value: Document }> {
+    return this.documents.getRange({ start: 0, end: 2 ** 32 }) as Iterable<{ key: number; value: Document }>;
   }
 
   docidOf(externalId: string): number | undefined {

@@ -1,0 +1,467 @@
+/**
+ * The engine: one typed API over a database directory. The HTTP routes, the CLI and in-process
+ * users all go through it. Reads answer at once from the stores; writes register a task (flushed
+ * to disk before the call returns) that the scheduler processes in the background.
+ */
+import { randomUUID } from 'node:crypto';
+import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
+import { SearchError } from './errors.js';
+import type { IndexExtension } from './index/extension.js';
+import type { DocumentPresenter, FilterResolver, Index } from './index/index.js';
+import { parseDocumentPayload, writeUpdateFile } from './index/payload.js';
+import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
+import { normalizeDocumentId } from './index/documents.js';
+import { defaultSettings, type Settings } from './settings/types.js';
+import { databaseExists, databasePaths, ensureDirectories, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
+import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
+import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
+import type { OperationProcessor } from './tasks/processing.js';
+import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
+import { TaskStore, type TaskRecord } from './tasks/store.js';
+import { publicTask, summarizedTask } from './tasks/view.js';
+import type {
+  Batch,
+  CursorPage,
+  Document,
+  DocumentPayload,
+  DocumentsQuery,
+  GlobalStats,
+  IndexInfo,
+  IndexStats,
+  Page,
+  SummarizedTask,
+  Task,
+  TaskFilter,
+  TaskListQuery,
+  TaskType,
+} from './types.js';
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
+
+export interface EngineOptions {
+  dbPath: string;
+  /** Upper bound of the payload bytes one batch may gather (default 512 MiB). */
+  maxIndexingMemory?: number;
+  logLevel?: LogLevel;
+  logger?: (level: string, message: string) => void;
+  /** Start processing tasks at once (default true). */
+  autoProcess?: boolean;
+  /** Allow opening a database written by another format version (the upgrade path does this). */
+  skipVersionCheck?: boolean;
+}
+
+/** Pluggable parts provided by the search, vector and ops modules. */
+export interface EngineModules {
+  extensions: () => IndexExtension[];
+  filter?: FilterResolver;
+  present?: DocumentPresenter;
+}
+
+const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
+
+const modules: EngineModules = { extensions: () => [] };
+
+/** Called by the search/vector modules at import time to plug themselves in. */
+export function registerEngineModules(update: Partial<EngineModules>): void {
+  Object.assign(modules, update);
+}
+
+export class Engine {
+  readonly dbPath: string;
+  readonly instanceUid: string;
+  readonly paths: DatabasePaths;
+  readonly tasks: TaskStore;
+  readonly indexes: IndexRegistry;
+  readonly scheduler: Scheduler;
+  private readonly logLevel: number;
+  private readonly logger: (level: string, message: string) => void;
+  private closed = false;
+
+  private constructor(options: EngineOptions) {
+    this.dbPath = options.dbPath;
+    this.paths = databasePaths(options.dbPath);
+    this.logLevel = LEVELS[options.logLevel ?? 'info'];
+    this.logger = options.logger ?? ((level, message) => process.stderr.write(`[${new Date().toISOString()} ${level.toUpperCase()}] ${message}\n`));
+    const fresh = !databaseExists(this.dbPath);
+    if (!fresh && !options.skipVersionCheck) {
+      const found = readVersion(this.dbPath)!;
+      if (found !== DB_FORMAT_VERSION) throw versionMismatch(found);
+    }
+    ensureDirectories(this.paths);
+    this.instanceUid = ensureInstanceUid(this.dbPath);
+    this.tasks = new TaskStore(this.paths.tasks);
+    if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
+    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, {
+      extensions: () => modules.extensions(),
+      filter: modules.filter,
+      present: modules.present,
+    });
+    this.indexes.removeOrphans();
+    this.scheduler = new Scheduler({
+      taskStore: this.tasks,
+      registry: this.indexes,
+      updateFilePath: (name) => join(this.paths.updateFiles, name),
+      maxBatchPayloadBytes: options.maxIndexingMemory ?? 512 * 1024 * 1024,
+      log: (level, message) => this.log(level, message),
+    });
+    this.scheduler.recover();
+  }
+
+  static async open(options: EngineOptions): Promise<Engine> {
+    const engine = new Engine(options);
+    if (options.autoProcess !== false) engine.scheduler.start();
+    return engine;
+  }
+
+  log(level: 'error' | 'warn' | 'info' | 'debug', message: string): void {
+    if (LEVELS[level] <= this.logLevel) this.logger(level, message);
+  }
+
+  /** Stop processing (the current batch finishes, or is aborted with `abort`) and close the stores. */
+  async close(options: { abort?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.scheduler.stop(options.abort ?? false);
+    await this.indexes.closeAll();
+    await this.tasks.flushed();
+    await this.tasks.close();
+  }
+
+  onBatchFinished(listener: (event: BatchFinished) => void): void {
+    this.scheduler.on('batchFinished', listener);
+  }
+
+  registerOperation(type: TaskType, processor: OperationProcessor): void {
+    this.scheduler.registerOperation(type, processor);
+  }
+
+  // --- task registration ----------------------------------------------------------------------
+
+  /** Register a task and flush it to disk: once this resolves, the task survives any crash. */
+  async enqueue(type: TaskType, indexUid: string | null, payload: TaskPayload, details: Record<string, unknown> | null): Promise<SummarizedTask> {
+    if (this.closed) throw new SearchError('invalid_state', 'The engine is shutting down.');
+    const record = this.tasks.write(() =>
+      this.tasks.insert({
+        batchUid: null,
+        indexUid,
+        status: 'enqueued',
+        type,
+        canceledBy: null,
+        details,
+        error: null,
+        duration: null,
+        enqueuedAt: new Date().toISOString(),
+        startedAt: null,
+        finishedAt: null,
+        payload,
+      }),
+    );
+    await this.tasks.flushed();
+    this.scheduler.wake();
+    return summarizedTask(record);
+  }
+
+  // --- indexes --------------------------------------------------------------------------------
+
+  index(uid: string): Index {
+    return this.indexes.get(uid);
+  }
+
+  listIndexes(query: { offset?: number; limit?: number } = {}): Page<IndexInfo> {
+    const offset = query.offset ?? 0;
+    const limit = query.limit ?? 20;
+    const uids = this.indexes.uids();
+    return { results: uids.slice(offset, offset + limit).map((uid) => this.indexes.get(uid).info()), offset, limit, total: uids.length };
+  }
+
+  getIndex(uid: string): IndexInfo {
+    return this.indexes.get(uid).info();
+  }
+
+  async createIndex(uid: string, options: { primaryKey?: string | null } = {}): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    const primaryKey = options.primaryKey ?? null;
+    return this.enqueue('indexCreation', uid, { kind: 'indexCreation', primaryKey }, { primaryKey });
+  }
+
+  async updateIndex(uid: string, options: { primaryKey?: string | null }): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('indexUpdate', uid, { kind: 'indexUpdate', primaryKey: options.primaryKey }, { primaryKey: options.primaryKey ?? null });
+  }
+
+  async deleteIndex(uid: string): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('indexDeletion', uid, { kind: 'indexDeletion' }, { deletedDocuments: null });
+  }
+
+  async swapIndexes(swaps: Array<{ indexes: [string, string] }>): Promise<SummarizedTask> {
+    const seen = new Set<string>();
+    for (const swap of swaps) {
+      if (!Array.isArray(swap?.indexes) || swap.indexes.length !== 2) {
+        throw new SearchError('invalid_swap_indexes', 'Invalid value at `.indexes`: two index uids must be specified for each swap.');
+      }
+      for (const uid of swap.indexes) {
+        validateIndexUid(uid, 'invalid_swap_indexes');
+        if (seen.has(uid)) {
+          throw new SearchError('invalid_swap_duplicate_index_found', `Indexes must be declared only once during a swap. \`${uid}\` was specified several times.`);
+        }
+        seen.add(uid);
+      }
+    }
+    return this.enqueue('indexSwap', null, { kind: 'indexSwap', swaps }, { swaps });
+  }
+
+  indexStats(uid: string): IndexStats {
+    const index = this.indexes.get(uid);
+    return index.stats(this.isIndexing(uid));
+  }
+
+  private isIndexing(uid: string): boolean {
+    return this.scheduler.processingIndexUids().has(uid);
+  }
+
+  stats(): GlobalStats {
+    const indexes: Record<string, IndexStats> = {};
+    let lastUpdate: string | null = null;
+    for (const uid of this.indexes.uids()) {
+      const index = this.indexes.get(uid);
+      indexes[uid] = index.stats(this.isIndexing(uid));
+      const updated = index.store.updatedAt;
+      if (!lastUpdate || updated > lastUpdate) lastUpdate = updated;
+    }
+    const databaseSize = directorySize(this.dbPath);
+    return { databaseSize, usedDatabaseSize: databaseSize, lastUpdate, indexes };
+  }
+
+  // --- documents ------------------------------------------------------------------------------
+
+  async addDocuments(
+    uid: string,
+    payload: DocumentPayload | Document[],
+    options: { primaryKey?: string | null; method?: 'replace' | 'update' } = {},
+  ): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    const documents = Array.isArray(payload) ? payload : parseDocumentPayload(payload);
+    const updateFile = `${randomUUID()}.ndjson`;
+    writeUpdateFile(join(this.paths.updateFiles, updateFile), documents);
+    try {
+      return await this.enqueue(
+        'documentAdditionOrUpdate',
+        uid,
+        { kind: 'documents', updateFile, method: options.method ?? 'replace', primaryKey: options.primaryKey ?? null, count: documents.length },
+        { receivedDocuments: documents.length, indexedDocuments: null },
+      );
+    } catch (error) {
+      rmSync(join(this.paths.updateFiles, updateFile), { force: true });
+      throw error;
+    }
+  }
+
+  getDocuments(uid: string, query: DocumentsQuery = {}): Page<Document> {
+    return this.indexes.get(uid).getDocuments(query);
+  }
+
+  getDocument(uid: string, id: string, query: { fields?: string[] | null; retrieveVectors?: boolean } = {}): Document {
+    return this.indexes.get(uid).getDocument(id, query);
+  }
+
+  async deleteDocument(uid: string, id: string): Promise<SummarizedTask> {
+    return this.deleteDocuments(uid, [id]);
+  }
+
+  async deleteDocuments(uid: string, ids: Array<string | number>): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    const normalized = ids.map((id) => {
+      if (typeof id === 'number') return normalizeDocumentId(id);
+      if (typeof id === 'string') return id;
+      throw new SearchError('invalid_document_ids', `Invalid value type: expected a string or an integer, found \`${JSON.stringify(id)}\`.`);
+    });
+    return this.enqueue('documentDeletion', uid, { kind: 'deleteIds', ids: normalized }, { providedIds: normalized.length, deletedDocuments: null });
+  }
+
+  async deleteDocumentsByFilter(uid: string, filter: unknown): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    if (filter === undefined || filter === null) throw new SearchError('missing_document_filter', 'Missing field `filter`');
+    if (this.indexes.exists(uid)) this.indexes.get(uid).filterDocids(filter, 'invalid_document_filter');
+    return this.enqueue(
+      'documentDeletion',
+      uid,
+      { kind: 'deleteFilter', filter },
+      { providedIds: 0, originalFilter: JSON.stringify(filter), deletedDocuments: null },
+    );
+  }
+
+  async clearDocuments(uid: string): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('documentDeletion', uid, { kind: 'clearDocuments' }, { deletedDocuments: null });
+  }
+
+  // --- settings -------------------------------------------------------------------------------
+
+  getSettings(uid: string): Settings {
+    return this.indexes.get(uid).settings;
+  }
+
+  async updateSettings(uid: string, patch: Partial<Settings>): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, { ...patch });
+  }
+
+  async resetSettings(uid: string, keys?: Array<keyof Settings>): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    const all = Object.keys(defaultSettings()) as Array<keyof Settings>;
+    const patch = Object.fromEntries((keys ?? all).map((key) => [key, null])) as Partial<Settings>;
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, { ...patch });
+  }
+
+  // --- tasks and batches ----------------------------------------------------------------------
+
+  getTask(uid: number): Task {
+    const record = this.tasks.get(uid);
+    if (!record) throw new SearchError('task_not_found', `Task \`${uid}\` not found.`);
+    return publicTask(record);
+  }
+
+  getTasks(query: TaskListQuery = {}): CursorPage<Task> {
+    const limit = query.limit ?? 20;
+    const matched = this.tasks.match(query);
+    const uids = matched.toArray();
+    if (!query.reverse) uids.reverse();
+    const start = query.from === undefined ? 0 : firstIndexFrom(uids, query.from, !query.reverse);
+    const page = uids.slice(start, start + limit);
+    const next = uids[start + limit];
+    return {
+      results: page.map((uid) => publicTask(this.tasks.get(uid)!)),
+      total: uids.length,
+      limit,
+      from: page.length > 0 ? page[0]! : null,
+      next: next ?? null,
+    };
+  }
+
+  async cancelTasks(filter: TaskFilter): Promise<SummarizedTask> {
+    requireTaskFilter(filter);
+    const task = await this.enqueue('taskCancelation', null, { kind: 'taskCancelation', filter: serializeTaskFilter(filter) }, {
+      matchedTasks: this.tasks.match(filter).size,
+      canceledTasks: null,
+      originalFilter: originalFilterString(filter),
+    });
+    this.scheduler.abortIfProcessing(this.tasks.match({ ...filter, statuses: ['processing'] }));
+    return task;
+  }
+
+  async deleteTasks(filter: TaskFilter): Promise<SummarizedTask> {
+    requireTaskFilter(filter);
+    return this.enqueue('taskDeletion', null, { kind: 'taskDeletion', filter: serializeTaskFilter(filter) }, {
+      matchedTasks: this.tasks.match(filter).size,
+      deletedTasks: null,
+      originalFilter: originalFilterString(filter),
+    });
+  }
+
+  getBatch(uid: number): Batch {
+    const batch = this.tasks.getBatch(uid);
+    if (!batch) throw new SearchError('batch_not_found', `Batch \`${uid}\` not found.`);
+    return batch;
+  }
+
+  getBatches(query: TaskListQuery = {}): CursorPage<Batch> {
+    const limit = query.limit ?? 20;
+    const hasTaskFilter = Object.keys(query).some((k) => !['limit', 'from', 'reverse'].includes(k));
+    let uids = this.tasks.batchUids();
+    if (hasTaskFilter) {
+      const wanted = new Set<number>();
+      for (const taskUid of this.tasks.match(query)) {
+        const batchUid = this.tasks.get(taskUid)?.batchUid;
+        if (batchUid !== null && batchUid !== undefined) wanted.add(batchUid);
+      }
+      uids = uids.filter((uid) => wanted.has(uid));
+    }
+    if (!query.reverse) uids.reverse();
+    const start = query.from === undefined ? 0 : firstIndexFrom(uids, query.from, !query.reverse);
+    const page = uids.slice(start, start + limit);
+    return {
+      results: page.map((uid) => this.tasks.getBatch(uid)!),
+      total: uids.length,
+      limit,
+      from: page.length > 0 ? page[0]! : null,
+      next: uids[start + limit] ?? null,
+    };
+  }
+
+  /** Resolve once the task is finished (succeeded, failed or canceled). */
+  async waitForTask(uid: number, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<Task> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const task = this.getTask(uid);
+      if (task.status === 'succeeded' || task.status === 'failed' || task.status === 'canceled') return task;
+      if (Date.now() > deadline) throw new SearchError('internal', `Timed out waiting for task ${uid}.`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, options.intervalMs ?? 50);
+        const self = this;
+        function done() {
+          clearTimeout(timer);
+          self.scheduler.off('batchFinished', done);
+          resolve();
+        }
+        this.scheduler.on('batchFinished', done);
+      });
+    }
+  }
+
+  /** Raw access for the ops module (dumps, snapshots). */
+  taskRecord(uid: number): TaskRecord | undefined {
+    return this.tasks.get(uid);
+  }
+
+  assertIndexExists(uid: string): void {
+    if (!this.indexes.exists(uid)) throw indexNotFound(uid);
+  }
+}
+
+function requireTaskFilter(filter: TaskFilter): void {
+  if (Object.values(filter).every((value) => value === undefined)) {
+    throw new SearchError(
+      'missing_task_filters',
+      'Query parameters to filter the tasks to delete are missing. Available query parameters are: `uids`, `indexUids`, `statuses`, `types`, `canceledBy`, `beforeEnqueuedAt`, `afterEnqueuedAt`, `beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`.',
+    );
+  }
+}
+
+/** Position of the first uid at or past `from` in a list sorted descending (or ascending). */
+function firstIndexFrom(uids: number[], from: number, descending: boolean): number {
+  const index = uids.findIndex((uid) => (descending ? uid <= from : uid >= from));
+  return index === -1 ? uids.length : index;
+}
+
+function directorySize(path: string): number {
+  // LMDB data files dominate; sum them without following links.
+  let total = 0;
+  const walk = (dir: string) => {
+    for (const entry of readdirSafe(dir)) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) total += statSize(full);
+    }
+  };
+  walk(path);
+  return total;
+}
+
+
+function readdirSafe(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function statSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Document payloads: parse JSON, NDJSON and CSV bodies into documents and persist them as an
+ * update file (NDJSON, fsynced) before the task is acknowledged. Format errors are reported at
+ * once (`malformed_payload`, `missing_payload`); per-document errors (ids, geo, vectors) surface
+ * when the task is processed, as in the reference.
+ */
+import { closeSync, createReadStream, fsyncSync, openSync, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { SearchError } from '../errors.js';
+import type { Document, DocumentPayload } from '../types.js';
+
+function asText(data: Buffer | string): string {
+  return typeof data === 'string' ? data : data.toString('utf8');
+}
+
+function malformed(format: string, detail: string): SearchError {
+  return new SearchError('malformed_payload', `The \`${format}\` payload provided is malformed. \`${detail}\`.`);
+}
+
+function missing(format: string): SearchError {
+  return new SearchError('missing_payload', `A ${format} payload is missing.`);
+}
+
+function requireObject(value: unknown, format: string, where: string): Document {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const kind = value === null ? 'null' : Array.isArray(value) ? 'a sequence' : typeof value;
+    throw malformed(format, `${where}: invalid type: ${kind}, expected a map`);
+  }
+  return value as Document;
+}
+
+export function parseJsonDocuments(data: Buffer | string): Document[] {
+  const text = asText(data);
+  if (text.trim() === '') throw missing('json');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw malformed('json', (error as Error).message);
+  }
+  if (Array.isArray(value)) return value.map((doc, i) => requireObject(doc, 'json', `document ${i}`));
+  return [requireObject(value, 'json', 'payload')];
+}
+
+export function parseNdjsonDocuments(data: Buffer | string): Document[] {
+  const text = asText(data);
+  const docs: Document[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      throw malformed('ndjson', `line ${i + 1}: ${(error as Error).message}`);
+    }
+    docs.push(requireObject(value, 'ndjson', `line ${i + 1}`));
+  }
+  if (docs.length === 0) throw missing('ndjson');
+  return docs;
+}
+
+type CsvType = 'string' | 'number' | 'boolean';
+
+function csvHeader(raw: string): { name: string; type: CsvType } {
+  const match = /^(.*):(string|number|boolean)$/.exec(raw);
+  if (match) return { name: match[1]!, type: match[2] as CsvType };
+  return { name: raw, type: 'string' };
+}
+
+function csvValue(value: string, type: CsvType, line: number, column: string): unknown {
+  if (value === '') return null;
+  if (type === 'number') {
+    const n = Number(value.trim());
+    if (!Number.isFinite(n)) throw malformed('csv', `line ${line}: the value \`${value}\` of column \`${column}\` is not a number`);
+    return n;
+  }
+  if (type === 'boolean') {
+    const v = value.trim().toLowerCase();
+    if (v === 'true') return true;
+    if (v === 'false') return false;
+    throw malformed('csv', `line ${line}: the value \`${value}\` of column \`${column}\` is not a boolean`);
+  }
+  return value;
+}
+
+export function parseCsvDocuments(data: Buffer | string, delimiter = ','): Document[] {
+  const text = asText(data);
+  if (text.trim() === '') throw missing('csv');
+  if (delimiter.length !== 1 || delimiter.charCodeAt(0) > 127)
+    throw new SearchError('invalid_document_csv_delimiter', 'Invalid value in parameter `csvDelimiter`: expected a string of one ASCII character.');
+  let rows: string[][];
+  try {
+    rows = parseCsv(text, { delimiter, relax_column_count: false, bom: true, skip_empty_lines: true }) as string[][];
+  } catch (error) {
+    throw malformed('csv', (error as Error).message);
+  }
+  const [header, ...body] = rows;
+  if (!header) throw missing('csv');
+  const columns = header.map(csvHeader);
+  return body.map((row, r) => {
+    const doc: Document = {};
+    columns.forEach((column, c) => {
+      doc[column.name] = csvValue(row[c] ?? '', column.type, r + 2, column.name);
+    });
+    return doc;
+  });
+}
+
+export function parseDocumentPayload(payload: DocumentPayload): Document[] {
+  switch (payload.format) {
+    case 'json':
+      return parseJsonDocuments(payload.data);
+    case 'ndjson':
+      return parseNdjsonDocuments(payload.data);
+    case 'csv':
+      return parseCsvDocuments(payload.data, payload.csvDelimiter);
+  }
+}
+
+/** Write documents as an NDJSON update file and fsync it: after this returns they survive a crash. */
+export function writeUpdateFile(path: string, documents: readonly Document[]): void {
+  const fd = openSync(path, 'w');
+  try {
+    const CHUNK = 1000;
+    for (let i = 0; i < documents.length; i += CHUNK) {
+      const lines = documents.slice(i, i + CHUNK).map((doc) => JSON.stringify(doc)).join('\n') + '\n';
+      writeSync(fd, lines);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Stream the documents of an update file, one at a time. */
+export async function* readUpdateFile(path: string): AsyncGenerator<Document> {
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.length > 0) yield JSON.parse(line) as Document;
+  }
+}

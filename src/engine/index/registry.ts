@@ -1,0 +1,117 @@
+/**
+ * The index registry: index uid -> uuid mapping (kept in the task store's environment) and the
+ * opened `Index` objects. Deleting or swapping an index is a mapping change; the environment
+ * directories are named by uuid.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SearchError } from '../errors.js';
+import type { TaskStore } from '../tasks/store.js';
+import type { IndexExtension } from './extension.js';
+import { Index, type DocumentPresenter, type FilterResolver } from './index.js';
+
+const UID_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+export function validateIndexUid(uid: unknown, code = 'invalid_index_uid'): string {
+  if (typeof uid !== 'string' || uid.length === 0 || Buffer.byteLength(uid) > 400 || !UID_PATTERN.test(uid)) {
+    throw new SearchError(
+      code,
+      `\`${typeof uid === 'string' ? uid : JSON.stringify(uid)}\` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 400 bytes.`,
+    );
+  }
+  return uid;
+}
+
+export function indexNotFound(uid: string): SearchError {
+  return new SearchError('index_not_found', `Index \`${uid}\` not found.`);
+}
+
+export interface RegistryHooks {
+  extensions: () => IndexExtension[];
+  filter?: FilterResolver;
+  present?: DocumentPresenter;
+}
+
+export class IndexRegistry {
+  private readonly opened = new Map<string, Index>();
+
+  constructor(
+    private readonly indexesDir: string,
+    private readonly tasks: TaskStore,
+    private readonly hooks: RegistryHooks,
+  ) {}
+
+  exists(uid: string): boolean {
+    return this.tasks.indexUuid(uid) !== undefined;
+  }
+
+  uids(): string[] {
+    return this.tasks.indexUids().sort();
+  }
+
+  get(uid: string): Index {
+    const uuid = this.tasks.indexUuid(uid);
+    if (!uuid) throw indexNotFound(uid);
+    let index = this.opened.get(uuid);
+    if (!index) {
+      index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), { filter: this.hooks.filter, present: this.hooks.present });
+      this.opened.set(uuid, index);
+    }
+    index.uid = uid;
+    return index;
+  }
+
+  /** Create the environment and the mapping for a new index (inside no transaction). */
+  create(uid: string, primaryKey: string | null, at: string): Index {
+    if (this.exists(uid)) throw new SearchError('index_already_exists', `Index \`${uid}\` already exists.`);
+    const uuid = randomUUID();
+    const index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), { filter: this.hooks.filter, present: this.hooks.present });
+    index.store.write(() => {
+      index.store.touch(at, true);
+      index.store.setPrimaryKey(primaryKey);
+    });
+    this.opened.set(uuid, index);
+    this.tasks.write(() => this.tasks.indexMapping.putSync(uid, { uuid }));
+    return index;
+  }
+
+  async delete(uid: string): Promise<void> {
+    const uuid = this.tasks.indexUuid(uid);
+    if (!uuid) throw indexNotFound(uid);
+    this.tasks.write(() => this.tasks.indexMapping.removeSync(uid));
+    const index = this.opened.get(uuid);
+    this.opened.delete(uuid);
+    if (index) await index.close();
+    rmSync(join(this.indexesDir, uuid), { recursive: true, force: true });
+  }
+
+  /** Swap the environments behind two index uids (call inside a task-store write). */
+  swapMappings(a: string, b: string): void {
+    const uuidA = this.tasks.indexUuid(a);
+    const uuidB = this.tasks.indexUuid(b);
+    if (!uuidA) throw indexNotFound(a);
+    if (!uuidB) throw indexNotFound(b);
+    this.tasks.indexMapping.putSync(a, { uuid: uuidB });
+    this.tasks.indexMapping.putSync(b, { uuid: uuidA });
+    const indexA = this.opened.get(uuidA);
+    const indexB = this.opened.get(uuidB);
+    if (indexA) indexA.uid = b;
+    if (indexB) indexB.uid = a;
+  }
+
+  /** Remove environment directories that no mapping points to (left by a crash mid-deletion). */
+  removeOrphans(): void {
+    if (!existsSync(this.indexesDir)) return;
+    const live = new Set(this.tasks.indexUids().map((uid) => this.tasks.indexUuid(uid)));
+    for (const entry of readdirSync(this.indexesDir)) {
+      if (!live.has(entry)) rmSync(join(this.indexesDir, entry), { recursive: true, force: true });
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.opened.values()];
+    this.opened.clear();
+    await Promise.all(all.map((index) => index.close()));
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Document writes and deletions of one index, in one write transaction per segment.
+ *
+ * A segment is a run of tasks applied together; a deletion by filter starts a new segment so
+ * that its filter sees the documents written by the tasks before it. When a batch fails on a
+ * per-document rule that only extensions check (geo, vectors), each task is retried alone so
+ * that one bad task does not fail its neighbours.
+ */
+import { SearchError, toSearchError } from '../../errors.js';
+import type { Index } from '../../index/index.js';
+import { ChangeSet, prepareExtensions } from '../../index/pipeline.js';
+import { readUpdateFile } from '../../index/payload.js';
+import type { Document } from '../../types.js';
+import { BatchAborted, throwIfAborted, type BatchContext, type Processor, type TaskOutcome } from '../processing.js';
+import type { TaskRecord } from '../store.js';
+
+interface StoredOutcomes {
+  maxUid: number;
+  outcomes: Array<{ uid: number; status: TaskOutcome['status']; details: Record<string, unknown> | null; error?: ReturnType<SearchError['toJSON']> }>;
+}
+
+export const processDocuments: Processor = async (ctx) => {
+  const index = openOrCreateIndex(ctx);
+  const outcomes: TaskOutcome[] = [];
+  for (const segment of segments(ctx.tasks)) outcomes.push(...(await processSegmentWithFallback(ctx, index, segment)));
+  return outcomes;
+};
+
+/** Document additions create their index on first use; deletions on a missing index fail. */
+function openOrCreateIndex(ctx: BatchContext): Index | null {
+  const uid = ctx.tasks[0]!.indexUid!;
+  if (ctx.registry.exists(uid)) return ctx.registry.get(uid);
+  if (!ctx.tasks.some((t) => t.payload.kind === 'documents')) return null;
+  return ctx.registry.create(uid, null, ctx.startedAt.toISOString());
+}
+
+function segments(tasks: TaskRecord[]): TaskRecord[][] {
+  const out: TaskRecord[][] = [];
+  let current: TaskRecord[] = [];
+  for (const task of tasks) {
+    if (task.payload.kind === 'deleteFilter' && current.length > 0) {
+      out.push(current);
+      current = [];
+    }
+    current.push(task);
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+async function processSegmentWithFallback(ctx: BatchContext, index: Index | null, tasks: TaskRecord[]): Promise<TaskOutcome[]> {
+  try {
+    return await processSegment(ctx, index, tasks);
+  } catch (error) {
+    if (error instanceof BatchAborted) throw error;
+    const searchError = toSearchError(error);
+    if (tasks.length > 1 && searchError.type === 'invalid_request') {
+      const outcomes: TaskOutcome[] = [];
+      for (const task of tasks) outcomes.push(...(await processSegmentWithFallback(ctx, index, [task])));
+      return outcomes;
+    }
+    return tasks.map((task) => failed(task, searchError));
+  }
+}
+
+async function processSegment(ctx: BatchContext, index: Index | null, tasks: TaskRecord[]): Promise<TaskOutcome[]> {
+  if (!index) {
+    const error = new SearchError('index_not_found', `Index \`${tasks[0]!.indexUid}\` not found.`);
+    return tasks.map((task) => failed(task, error));
+  }
+  const store = index.store;
+  const maxUid = Math.max(...tasks.map((t) => t.uid));
+  const replayed = replayedOutcomes(index, maxUid);
+  if (replayed) return replayed;
+
+  const changes = new ChangeSet(store);
+  const outcomes: TaskOutcome[] = [];
+  for (const task of tasks) {
+    throwIfAborted(ctx.signal);
+    try {
+      outcomes.push(await applyTask(index, changes, task, ctx));
+    } catch (error) {
+      outcomes.push(failed(task, toSearchError(error)));
+    }
+  }
+  ctx.progress('extracting');
+  const settings = index.settings;
+  const changeList = changes.list();
+  const prepared = await prepareExtensions(index.extensions, changeList, settings, store);
+  throwIfAborted(ctx.signal);
+  ctx.progress('writing');
+  store.write(() => {
+    changes.commit(index.extensions, settings, prepared);
+    store.touch(new Date().toISOString());
+    store.setLastTaskUid(maxUid);
+    const stored: StoredOutcomes = {
+      maxUid,
+      outcomes: outcomes.map((o) => ({ uid: o.uid, status: o.status, details: o.details, error: o.error?.toJSON() })),
+    };
+    store.main.putSync('lastOutcomes', stored);
+  });
+  return outcomes;
+}
+
+/** After a crash between the index commit and the task commit, reuse what was recorded. */
+function replayedOutcomes(index: Index, maxUid: number): TaskOutcome[] | null {
+  if (index.store.lastTaskUid < maxUid) return null;
+  const stored = index.store.main.get('lastOutcomes') as StoredOutcomes | undefined;
+  if (!stored || stored.maxUid !== maxUid) return null;
+  return stored.outcomes.map((o) => ({
+    uid: o.uid,
+    status: o.status,
+    details: o.details,
+    error: o.error ? new SearchError(o.error.code, o.error.message) : undefined,
+  }));
+}
+
+async function applyTask(index: Index, changes: ChangeSet, task: TaskRecord, ctx: BatchContext): Promise<TaskOutcome> {
+  const payload = task.payload;
+  switch (payload.kind) {
+    case 'documents': {
+      const documents: Document[] = [];
+      for await (const doc of readUpdateFile(ctx.updateFilePath(payload.updateFile))) documents.push(doc);
+      const indexed = changes.addDocuments(documents, payload.method, payload.primaryKey);
+      return { uid: task.uid, status: 'succeeded', details: { receivedDocuments: payload.count, indexedDocuments: indexed } };
+    }
+    case 'deleteIds': {
+      const deleted = changes.deleteExternalIds(payload.ids);
+      return { uid: task.uid, status: 'succeeded', details: { providedIds: payload.ids.length, deletedDocuments: deleted } };
+    }
+    case 'deleteFilter': {
+      const docids = index.filterDocids(payload.filter, 'invalid_document_filter');
+      const deleted = changes.deleteDocids(docids.toArray());
+      return { uid: task.uid, status: 'succeeded', details: { providedIds: 0, originalFilter: JSON.stringify(payload.filter), deletedDocuments: deleted } };
+    }
+    case 'clearDocuments': {
+      const deleted = changes.deleteDocids(changes.liveDocids().toArray());
+      return { uid: task.uid, status: 'succeeded', details: { deletedDocuments: deleted } };
+    }
+    default:
+      throw new SearchError('invalid_state', `Task ${task.uid} of type ${task.type} reached the documents processor.`);
+  }
+}
+
+function failed(task: TaskRecord, error: SearchError): TaskOutcome {
+  return { uid: task.uid, status: 'failed', details: failedDetails(task), error };
+}
+
+/** Details of a failed task keep what was received and report nothing applied. */
+export function failedDetails(task: TaskRecord): Record<string, unknown> | null {
+  const details = { ...(task.details ?? {}) };
+  for (const key of ['indexedDocuments', 'deletedDocuments', 'deletedTasks', 'canceledTasks']) if (key in details) details[key] = 0;
+  return details;
+}

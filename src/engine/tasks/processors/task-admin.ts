@@ -1,0 +1,64 @@
+/** Task cancelation and task deletion: they act on the queue itself. */
+import { rmSync } from 'node:fs';
+import { deserializeTaskFilter, originalFilterString } from '../payload.js';
+import type { BatchContext, Processor, TaskOutcome } from '../processing.js';
+import type { TaskRecord } from '../store.js';
+
+const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+export const processCancelations: Processor = async (ctx) => {
+  const outcomes: TaskOutcome[] = [];
+  const finishedAt = new Date().toISOString();
+  ctx.taskStore.write(() => {
+    for (const task of ctx.tasks) {
+      if (task.payload.kind !== 'taskCancelation') continue;
+      const filter = deserializeTaskFilter(task.payload.filter);
+      const matched = ctx.taskStore.match(filter);
+      matched.remove(task.uid);
+      let canceled = 0;
+      for (const uid of matched) {
+        const target = ctx.taskStore.get(uid);
+        if (!target || (target.status !== 'enqueued' && target.status !== 'processing')) continue;
+        if (ctx.tasks.some((t) => t.uid === uid)) continue;
+        ctx.taskStore.update({ ...target, status: 'canceled', canceledBy: task.uid, finishedAt, startedAt: target.startedAt, batchUid: ctx.batchUid });
+        removeUpdateFile(ctx, target);
+        canceled++;
+      }
+      outcomes.push({
+        uid: task.uid,
+        status: 'succeeded',
+        details: { matchedTasks: matched.size, canceledTasks: canceled, originalFilter: originalFilterString(filter) },
+      });
+    }
+  });
+  return outcomes;
+};
+
+export const processTaskDeletions: Processor = async (ctx) => {
+  const outcomes: TaskOutcome[] = [];
+  ctx.taskStore.write(() => {
+    for (const task of ctx.tasks) {
+      if (task.payload.kind !== 'taskDeletion') continue;
+      const filter = deserializeTaskFilter(task.payload.filter);
+      const matched = ctx.taskStore.match(filter);
+      matched.remove(task.uid);
+      let deleted = 0;
+      for (const uid of matched) {
+        const target = ctx.taskStore.get(uid);
+        if (!target || !FINISHED.has(target.status)) continue;
+        ctx.taskStore.delete(uid);
+        deleted++;
+      }
+      outcomes.push({
+        uid: task.uid,
+        status: 'succeeded',
+        details: { matchedTasks: matched.size, deletedTasks: deleted, originalFilter: originalFilterString(filter) },
+      });
+    }
+  });
+  return outcomes;
+};
+
+export function removeUpdateFile(ctx: Pick<BatchContext, 'updateFilePath'>, task: TaskRecord): void {
+  if (task.payload.kind === 'documents') rmSync(ctx.updateFilePath(task.payload.updateFile), { force: true });
+}

@@ -1,0 +1,285 @@
+/**
+ * The scheduler: one loop that takes the next batch (see autobatcher.ts), hands it to the
+ * processor of its kind, and records the outcome.
+ *
+ * Crash safety: a batch's index changes commit in the index environment, then its task states
+ * commit in the task environment. A crash between the two leaves the tasks `processing`; at the
+ * next start they go back to `enqueued` and the processors recognise work already applied (see
+ * `lastTaskUid` in the index store), so every acknowledged task completes exactly once.
+ */
+import { EventEmitter } from 'node:events';
+import { SearchError, toSearchError } from '../errors.js';
+import type { IndexRegistry } from '../index/registry.js';
+import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
+import { planNextBatch, type BatchKind, type PlannedBatch } from './autobatcher.js';
+import { BatchAborted, type BatchContext, type OperationProcessor, type Processor, type TaskOutcome } from './processing.js';
+import { processDocuments, failedDetails } from './processors/documents.js';
+import { processIndexLifecycle } from './processors/index-lifecycle.js';
+import { processSettings } from './processors/settings.js';
+import { processCancelations, processTaskDeletions, removeUpdateFile } from './processors/task-admin.js';
+import type { TaskRecord, TaskStore } from './store.js';
+import { publicTask } from './view.js';
+
+export interface SchedulerOptions {
+  taskStore: TaskStore;
+  registry: IndexRegistry;
+  updateFilePath: (name: string) => string;
+  maxBatchPayloadBytes: number;
+  log: (level: 'info' | 'warn' | 'error' | 'debug', message: string) => void;
+}
+
+export interface BatchFinished {
+  batch: Batch;
+  tasks: Task[];
+}
+
+export function isoDuration(ms: number): string {
+  return `PT${(ms / 1000).toFixed(6).replace(/\.?0+$/, '') || '0'}S`;
+}
+
+export class Scheduler extends EventEmitter {
+  private running = false;
+  private stopping = false;
+  private wakeUp: (() => void) | null = null;
+  private loopDone: Promise<void> | null = null;
+  private current: { batch: PlannedBatch; controller: AbortController; uid: number } | null = null;
+  private readonly operations = new Map<TaskType, OperationProcessor>();
+  private readonly processors: Record<BatchKind, Processor>;
+
+  constructor(private readonly options: SchedulerOptions) {
+    super();
+    this.processors = {
+      documents: processDocuments,
+      settings: processSettings,
+      indexLifecycle: processIndexLifecycle,
+      cancelation: processCancelations,
+      deletion: processTaskDeletions,
+      operation: (ctx) => this.processOperation(ctx),
+      upgrade: (ctx) => this.processOperation(ctx),
+    };
+  }
+
+  /** Dumps, snapshots and upgrades are provided by the ops module. */
+  registerOperation(type: TaskType, processor: OperationProcessor): void {
+    this.operations.set(type, processor);
+  }
+
+  /** Put back tasks a crash left `processing`, and drop the batches they were in. */
+  recover(): void {
+    const store = this.options.taskStore;
+    const processing = store.uidsWithStatus('processing');
+    if (processing.isEmpty) return;
+    store.write(() => {
+      for (const uid of processing) {
+        const task = store.get(uid);
+        if (!task) continue;
+        if (task.batchUid !== null) store.deleteBatch(task.batchUid);
+        store.update({ ...task, status: 'enqueued', batchUid: null, startedAt: null });
+      }
+    });
+    this.options.log('warn', `recovered ${processing.size} task(s) interrupted by a previous stop`);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.loopDone = this.loop();
+  }
+
+  /** Stop after the current batch; `abort` also interrupts it (its tasks stay enqueued). */
+  async stop(abort = false): Promise<void> {
+    this.stopping = true;
+    if (abort) this.current?.controller.abort();
+    this.wake();
+    await this.loopDone;
+    this.running = false;
+  }
+
+  wake(): void {
+    const wake = this.wakeUp;
+    this.wakeUp = null;
+    wake?.();
+  }
+
+  get isProcessing(): boolean {
+    return this.current !== null;
+  }
+
+  processingIndexUids(): Set<string> {
+    const uids = new Set<string>();
+    for (const task of this.current?.batch.tasks ?? []) if (task.indexUid) uids.add(task.indexUid);
+    return uids;
+  }
+
+  /** Called when a cancelation is registered: interrupt the running batch if it is concerned. */
+  abortIfProcessing(uids: Iterable<number>): void {
+    if (!this.current) return;
+    const inBatch = new Set(this.current.batch.tasks.map((t) => t.uid));
+    for (const uid of uids) {
+      if (inBatch.has(uid)) {
+        this.current.controller.abort();
+        return;
+      }
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let planned: PlannedBatch | null;
+      try {
+        planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, sizeOfTask);
+      } catch (error) {
+        this.options.log('error', `could not plan the next batch: ${(error as Error).message}`);
+        planned = null;
+      }
+      if (!planned) {
+        await new Promise<void>((resolve) => {
+          this.wakeUp = resolve;
+          // Safety net: look again now and then even without a wake-up.
+          setTimeout(resolve, 1000).unref();
+        });
+        continue;
+      }
+      await this.runBatch(planned);
+      // Let HTTP requests through between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private async runBatch(planned: PlannedBatch): Promise<void> {
+    const store = this.options.taskStore;
+    const startedAt = new Date();
+    const controller = new AbortController();
+    let batchUid = -1;
+    const processing: TaskRecord[] = [];
+    store.write(() => {
+      batchUid = store.newBatchUid();
+      for (const task of planned.tasks) {
+        const record = { ...task, status: 'processing' as TaskStatus, batchUid, startedAt: startedAt.toISOString() };
+        store.update(record);
+        processing.push(record);
+      }
+      store.putBatch(this.batchObject(batchUid, processing, startedAt, null, planned.reason));
+    });
+    this.current = { batch: { ...planned, tasks: processing }, controller, uid: batchUid };
+    const ctx: BatchContext = {
+      batchUid,
+      tasks: processing,
+      registry: this.options.registry,
+      taskStore: store,
+      updateFilePath: this.options.updateFilePath,
+      signal: controller.signal,
+      startedAt,
+      progress: (step) => this.options.log('debug', `batch ${batchUid}: ${step}`),
+    };
+
+    let outcomes: TaskOutcome[];
+    try {
+      outcomes = await this.processors[planned.kind](ctx);
+    } catch (error) {
+      if (error instanceof BatchAborted || controller.signal.aborted) {
+        this.requeue(batchUid, processing);
+        this.current = null;
+        return;
+      }
+      const searchError = toSearchError(error);
+      this.options.log('error', `batch ${batchUid} failed: ${searchError.message}`);
+      outcomes = processing.map((task) => ({ uid: task.uid, status: 'failed', details: failedDetails(task), error: searchError }));
+    }
+    this.finish(batchUid, processing, outcomes, startedAt, planned.reason);
+    this.current = null;
+  }
+
+  /** An aborted batch changed nothing: its tasks go back to the queue, where a cancelation finds them. */
+  private requeue(batchUid: number, tasks: TaskRecord[]): void {
+    const store = this.options.taskStore;
+    store.write(() => {
+      store.deleteBatch(batchUid);
+      for (const task of tasks) {
+        const latest = store.get(task.uid);
+        if (latest && latest.status === 'processing') store.update({ ...latest, status: 'enqueued', batchUid: null, startedAt: null });
+      }
+    });
+  }
+
+  private finish(batchUid: number, tasks: TaskRecord[], outcomes: TaskOutcome[], startedAt: Date, reason: string): void {
+    const store = this.options.taskStore;
+    const finishedAt = new Date();
+    const duration = isoDuration(finishedAt.getTime() - startedAt.getTime());
+    const byUid = new Map(outcomes.map((o) => [o.uid, o]));
+    const finished: TaskRecord[] = [];
+    store.write(() => {
+      for (const task of tasks) {
+        const latest = store.get(task.uid);
+        if (!latest || latest.status !== 'processing') continue;
+        const outcome = byUid.get(task.uid) ?? {
+          uid: task.uid,
+          status: 'failed' as const,
+          details: failedDetails(task),
+          error: new SearchError('internal', 'The task was not processed by its batch.'),
+        };
+        const record: TaskRecord = {
+          ...latest,
+          status: outcome.status,
+          details: outcome.details,
+          error: outcome.error ? outcome.error.toJSON() : null,
+          duration,
+          finishedAt: finishedAt.toISOString(),
+        };
+        store.update(record);
+        finished.push(record);
+      }
+      store.putBatch(this.batchObject(batchUid, finished, startedAt, finishedAt, reason));
+    });
+    for (const task of finished) removeUpdateFile({ updateFilePath: this.options.updateFilePath }, task);
+    const batch = store.getBatch(batchUid)!;
+    this.emit('batchFinished', { batch, tasks: finished.map(publicTask) } satisfies BatchFinished);
+  }
+
+  private batchObject(uid: number, tasks: TaskRecord[], startedAt: Date, finishedAt: Date | null, reason: string): Batch {
+    const status: Partial<Record<TaskStatus, number>> = {};
+    const types: Partial<Record<TaskType, number>> = {};
+    const indexUids: Record<string, number> = {};
+    const details: Record<string, unknown> = {};
+    for (const task of tasks) {
+      status[task.status] = (status[task.status] ?? 0) + 1;
+      types[task.type] = (types[task.type] ?? 0) + 1;
+      if (task.indexUid) indexUids[task.indexUid] = (indexUids[task.indexUid] ?? 0) + 1;
+      for (const [key, value] of Object.entries(task.details ?? {})) {
+        if (typeof value === 'number') details[key] = ((details[key] as number | undefined) ?? 0) + value;
+        else if (!(key in details)) details[key] = value;
+      }
+    }
+    return {
+      uid,
+      progress: null,
+      details,
+      stats: { totalNbTasks: tasks.length, status, types, indexUids },
+      duration: finishedAt ? isoDuration(finishedAt.getTime() - startedAt.getTime()) : null,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt ? finishedAt.toISOString() : null,
+      batchStrategy: reason,
+    };
+  }
+
+  private async processOperation(ctx: BatchContext): Promise<TaskOutcome[]> {
+    const task = ctx.tasks[0]!;
+    const processor = this.operations.get(task.type);
+    if (!processor) {
+      return [{ uid: task.uid, status: 'failed', details: task.details, error: new SearchError('invalid_state', `No processor is registered for \`${task.type}\` tasks.`) }];
+    }
+    try {
+      const details = await processor(publicTask(task), ctx);
+      return [{ uid: task.uid, status: 'succeeded', details: details ?? task.details }];
+    } catch (error) {
+      if (error instanceof BatchAborted) throw error;
+      return [{ uid: task.uid, status: 'failed', details: task.details, error: toSearchError(error) }];
+    }
+  }
+}
+
+function sizeOfTask(task: TaskRecord): number {
+  // Update files are roughly proportional to their document count; a cheap, stable estimate.
+  return task.payload.kind === 'documents' ? Math.max(1, task.payload.count) * 1024 : 1;
+}

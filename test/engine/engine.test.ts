@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, test } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import { tempEngine } from './helpers.js';
+
+const movies = JSON.parse(readFileSync(new URL('../../../shared/data/movies.json', import.meta.url), 'utf8')) as Array<Record<string, unknown>>;
+
+let cleanup: (() => Promise<void>) | null = null;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = null;
+});
+
+describe('engine: indexes, documents and tasks', () => {
+  test('documents added to a new index are stored, counted and retrievable', async () => {
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    const task = await engine.addDocuments('movies', movies.slice(0, 1000));
+    expect(task).toMatchObject({ indexUid: 'movies', status: 'enqueued', type: 'documentAdditionOrUpdate' });
+    const done = await engine.waitForTask(task.taskUid);
+    expect(done.status).toBe('succeeded');
+    expect(done.details).toEqual({ receivedDocuments: 1000, indexedDocuments: 1000 });
+    expect(engine.getIndex('movies').primaryKey).toBe('id');
+    expect(engine.indexStats('movies').numberOfDocuments).toBe(1000);
+    const first = movies[0]!;
+    expect(engine.getDocument('movies', String(first.id))).toEqual(first);
+    const page = engine.getDocuments('movies', { offset: 10, limit: 5, fields: ['title'] });
+    expect(page.total).toBe(1000);
+    expect(page.results).toHaveLength(5);
+    expect(Object.keys(page.results[0]!)).toEqual(['title']);
+  });
+
+  test('update merges top-level fields, replace overwrites, deletions remove', async () => {
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await engine.waitForTask((await engine.addDocuments('books', [{ id: 1, title: 'A', author: 'X' }, { id: 2, title: 'B' }])).taskUid);
+    await engine.waitForTask((await engine.addDocuments('books', [{ id: 1, year: 2000 }], { method: 'update' })).taskUid);
+    expect(engine.getDocument('books', '1')).toEqual({ id: 1, title: 'A', author: 'X', year: 2000 });
+    await engine.waitForTask((await engine.addDocuments('books', [{ id: 1, title: 'C' }])).taskUid);
+    expect(engine.getDocument('books', '1')).toEqual({ id: 1, title: 'C' });
+    const del = await engine.waitForTask((await engine.deleteDocuments('books', ['1', 'missing'])).taskUid);
+    expect(del.details).toEqual({ providedIds: 2, deletedDocuments: 1 });
+    expect(() => engine.getDocument('books', '1')).toThrow(/not found/);
+    expect(engine.indexStats('books').fieldDistribution).toEqual({ id: 1, title: 1 });
+  });
+
+  test('a task with an invalid id fails alone; its batch neighbours succeed', async () => {
+    const t = await tempEngine({ autoProcess: false });
+    cleanup = t.cleanup;
+    const { engine } = t;
+    const good = await engine.addDocuments('x', [{ id: 'a' }]);
+    const bad = await engine.addDocuments('x', [{ id: 'b c' }]);
+    const good2 = await engine.addDocuments('x', [{ id: 'd' }]);
+    engine.scheduler.start();
+    expect((await engine.waitForTask(good2.taskUid)).status).toBe('succeeded');
+    const failed = await engine.waitForTask(bad.taskUid);
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.code).toBe('invalid_document_id');
+    expect(engine.getTask(good.taskUid).batchUid).toBe(engine.getTask(good2.taskUid).batchUid);
+    expect(engine.indexStats('x').numberOfDocuments).toBe(2);
+  });
+
+  test('tasks survive a restart and are processed after it', async () => {
+    const t = await tempEngine({ autoProcess: false });
+    const { engine, dbPath } = t;
+    const task = await engine.addDocuments('m', movies.slice(0, 200));
+    await engine.close();
+    const reopened = await Engine.open({ dbPath, logLevel: 'off' });
+    cleanup = async () => {
+      await reopened.close();
+      await t.cleanup();
+    };
+    expect((await reopened.waitForTask(task.taskUid)).status).toBe('succeeded');
+    expect(reopened.indexStats('m').numberOfDocuments).toBe(200);
+  });
+
+  test('cancel and delete tasks, filters and pagination', async () => {
+    const t = await tempEngine({ autoProcess: false });
+    cleanup = t.cleanup;
+    const { engine } = t;
+    const a = await engine.addDocuments('a', [{ id: 1 }]);
+    const b = await engine.addDocuments('b', [{ id: 1 }]);
+    const cancel = await engine.cancelTasks({ indexUids: ['b'] });
+    engine.scheduler.start();
+    const canceled = await engine.waitForTask(cancel.taskUid);
+    expect(canceled.details).toMatchObject({ matchedTasks: 1, canceledTasks: 1, originalFilter: '?indexUids=b' });
+    expect(engine.getTask(b.taskUid)).toMatchObject({ status: 'canceled', canceledBy: cancel.taskUid });
+    await engine.waitForTask(a.taskUid);
+    const list = engine.getTasks({ limit: 2 });
+    expect(list.results.map((r) => r.uid)).toEqual([2, 1]);
+    expect(list.next).toBe(0);
+    expect(engine.getTasks({ statuses: ['canceled'] }).results.map((r) => r.uid)).toEqual([b.taskUid]);
+    await expect(engine.deleteTasks({})).rejects.toMatchObject({ code: 'missing_task_filters' });
+    const del = await engine.waitForTask((await engine.deleteTasks({ uids: [a.taskUid] })).taskUid);
+    expect(del.details).toMatchObject({ matchedTasks: 1, deletedTasks: 1 });
+    expect(() => engine.getTask(a.taskUid)).toThrow(/not found/);
+  });
+
+  test('index lifecycle: create, conflict, update primary key, swap, delete', async () => {
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await engine.waitForTask((await engine.createIndex('one', { primaryKey: 'sku' })).taskUid);
+    const dup = await engine.waitForTask((await engine.createIndex('one')).taskUid);
+    expect(dup.error?.code).toBe('index_already_exists');
+    await engine.waitForTask((await engine.addDocuments('two', [{ id: 7 }])).taskUid);
+    await engine.waitForTask((await engine.swapIndexes([{ indexes: ['one', 'two'] }])).taskUid);
+    expect(engine.getIndex('one').primaryKey).toBe('id');
+    expect(engine.getIndex('two').primaryKey).toBe('sku');
+    expect(engine.listIndexes().results.map((i) => i.uid)).toEqual(['one', 'two']);
+    const deleted = await engine.waitForTask((await engine.deleteIndex('one')).taskUid);
+    expect(deleted.details).toEqual({ deletedDocuments: 1 });
+    expect(() => engine.getIndex('one')).toThrow(/not found/);
+  });
+});
