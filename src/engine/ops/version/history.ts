@@ -3,15 +3,16 @@
  * that wrote it; this table says what changed between formats and how to move a database
  * forward (a dumpless upgrade) without re-indexing.
  *
- *   0.0.1  An index's field distribution (`fieldDistribution` in index stats) was computed at
+ *   0.9.0  An index's field distribution (`fieldDistribution` in index stats) was computed at
  *          read time by scanning every document: O(documents) for every stats request.
- *   0.1.0  The distribution is kept in the index's `main` database and adjusted by each batch.
- *          Batches only apply deltas, so a database coming from 0.0.1 needs the baseline
+ *   1.0.0  The distribution is kept in the index's `main` database and adjusted by each batch.
+ *          Batches only apply deltas, so a database coming from 0.9.0 needs the baseline
  *          computed once from its documents: that is the upgrade step below.
  */
 import type { IndexStore } from '../../index/store.js';
+import { DB_FORMAT_VERSION } from '../../store/format.js';
 
-export const CURRENT_DB_VERSION = '0.1.0';
+export const CURRENT_DB_VERSION = DB_FORMAT_VERSION;
 
 export interface FormatVersion {
   version: string;
@@ -19,8 +20,8 @@ export interface FormatVersion {
 }
 
 export const FORMATS: readonly FormatVersion[] = [
-  { version: '0.0.1', summary: 'field distribution computed at read time by scanning documents' },
-  { version: '0.1.0', summary: 'field distribution stored in each index and maintained by every batch' },
+  { version: '0.9.0', summary: 'field distribution computed at read time by scanning documents' },
+  { version: '1.0.0', summary: 'field distribution stored in each index and maintained by every batch' },
 ];
 
 /** What an upgrade step may do to one index; every change goes through `put`, which journals it. */
@@ -43,8 +44,8 @@ export interface UpgradeStep {
 
 export const STEPS: readonly UpgradeStep[] = [
   {
-    from: '0.0.1',
-    to: '0.1.0',
+    from: '0.9.0',
+    to: '1.0.0',
     title: 'store each index field distribution',
     upgradeIndex(ctx) {
       const distribution: Record<string, number> = {};

@@ -1,0 +1,111 @@
+import { mkdtemp, rm, mkdir } from 'node:fs/promises';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { IndexStore, RoaringBitmap32 } from '../../src/engine/index/store.js';
+import { checkDatabaseVersion } from '../../src/engine/ops/version/check.js';
+import { CURRENT_DB_VERSION, upgradePath } from '../../src/engine/ops/version/history.js';
+import { UpgradeJournal } from '../../src/engine/ops/version/journal.js';
+import { rollbackUpgrade, runUpgrade } from '../../src/engine/ops/version/upgrade.js';
+import { rawState } from './helpers/raw-state.js';
+
+const movies: Array<Record<string, unknown>> = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')).slice(0, 3000);
+
+let db: string;
+beforeEach(async () => {
+  db = await mkdtemp(join(tmpdir(), 'upgrade-steps-'));
+});
+afterEach(async () => {
+  await rm(db, { recursive: true, force: true });
+});
+
+/** A database directory in the 0.9.0 layout: documents, no stored field distribution. */
+async function writeOldDatabase(root: string, indexCount: number): Promise<string[]> {
+  writeFileSync(join(root, 'VERSION'), '0.9.0\n');
+  const envs: string[] = [];
+  for (let i = 0; i < indexCount; i++) {
+    const rel = `indexes/idx-${i}`;
+    await mkdir(join(root, rel), { recursive: true });
+    const store = new IndexStore(join(root, rel));
+    store.write(() => {
+      store.setPrimaryKey('id');
+      store.touch('2026-01-01T00:00:00.000Z', true);
+      const docids = new RoaringBitmap32();
+      movies.slice(i * 1000, (i + 1) * 1000).forEach((doc, d) => {
+        store.documents.putSync(d, doc);
+        store.externalIds.putSync(String(doc.id), d);
+        docids.add(d);
+      });
+      store.setDocids(docids);
+    });
+    await store.close();
+    envs.push(rel);
+  }
+  return envs;
+}
+
+function openAll(root: string, envs: string[]) {
+  return envs.map((rel, i) => ({ uid: `idx-${i}`, rel, store: new IndexStore(join(root, rel)) }));
+}
+
+function expectedDistribution(docs: Array<Record<string, unknown>>) {
+  const out: Record<string, number> = {};
+  for (const d of docs) for (const k of Object.keys(d)) out[k] = (out[k] ?? 0) + 1;
+  return out;
+}
+
+describe('storage format versions', () => {
+  test('a database of another version is refused with both versions and the upgrade options named', async () => {
+    await writeOldDatabase(db, 1);
+    expect(() => checkDatabaseVersion(db)).toThrow(
+      new RegExp(`version 0\\.9\\.0 but this binary is version ${CURRENT_DB_VERSION.replace(/\./g, '\\.')}.*--experimental-dumpless-upgrade.*--import-dump`),
+    );
+    expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
+    writeFileSync(join(db, 'VERSION'), '9.0.0\n');
+    expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/written by version 9\.0\.0, newer than this binary/);
+    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0']);
+    expect(checkDatabaseVersion(join(db, 'fresh'))).toEqual({ kind: 'new' });
+  });
+
+  test('the 0.9.0 -> 1.0.0 step stores each index field distribution and the new version', async () => {
+    const envs = await writeOldDatabase(db, 3);
+    const handles = openAll(db, envs);
+    const progress: number[] = [];
+    await runUpgrade({ dbPath: db, from: '0.9.0', to: '1.0.0', indexes: handles, onProgress: (p) => progress.push(p.done) });
+    expect(progress).toEqual([1, 2, 3]);
+    handles.forEach(({ store }, i) => expect(store.fieldDistribution).toEqual(expectedDistribution(movies.slice(i * 1000, (i + 1) * 1000))));
+    expect(readFileSync(join(db, 'VERSION'), 'utf8')).toBe('1.0.0\n');
+    expect(UpgradeJournal.exists(db)).toBe(false);
+    for (const h of handles) await h.store.close();
+  });
+
+  test('a fault midway, then rollback, restores every byte of the pre-upgrade state', async () => {
+    const envs = await writeOldDatabase(db, 3);
+    const before = rawState(db);
+    const handles = openAll(db, envs);
+    await expect(runUpgrade({ dbPath: db, from: '0.9.0', to: '1.0.0', indexes: handles, failAfterIndexes: 2 })).rejects.toThrow(/Injected fault/);
+    expect(handles[0]!.store.fieldDistribution).not.toEqual({}); // the first indexes were really changed
+    expect(UpgradeJournal.exists(db)).toBe(true);
+    expect(rawState(db, { skip: /^upgrade-journal/ })).not.toEqual(before); // the fingerprint sees the change
+    const byRel = new Map(handles.map((h) => [h.rel, h.store]));
+    expect(rollbackUpgrade(db, (rel) => byRel.get(rel))).toBe('0.9.0');
+    for (const h of handles) await h.store.close();
+    expect(rawState(db)).toEqual(before);
+    expect(existsSync(join(db, 'upgrade-journal'))).toBe(false);
+  });
+
+  test('cancel while running stops at the next checkpoint and rolls back', async () => {
+    const envs = await writeOldDatabase(db, 3);
+    const before = rawState(db);
+    const handles = openAll(db, envs);
+    const controller = new AbortController();
+    const running = runUpgrade({ dbPath: db, from: '0.9.0', to: '1.0.0', indexes: handles, signal: controller.signal, delayPerIndexMs: 50 });
+    setTimeout(() => controller.abort(), 20);
+    await expect(running).rejects.toThrow(/canceled/);
+    const byRel = new Map(handles.map((h) => [h.rel, h.store]));
+    rollbackUpgrade(db, (rel) => byRel.get(rel));
+    for (const h of handles) await h.store.close();
+    expect(rawState(db)).toEqual(before);
+  });
+});
