@@ -1,0 +1,163 @@
+/**
+ * The options of `search serve`, declared once: flag name, environment variable (`SEARCH_*`, with
+ * the upstream `MEILI_*` spelling accepted as an alias), config-file key (the flag name in
+ * snake_case, as in Meilisearch's config.toml), type and default. The command's flags, the help
+ * text and the resolution (flag > environment > config file > default) are all derived from this
+ * table, so a feature that brings a new option adds one entry to `SERVE_OPTIONS`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { parseByteSize } from './byte-size.js';
+
+export type OptionKind = 'string' | 'bytes' | 'boolean' | 'enum';
+
+export interface OptionSpec {
+  /** Flag name without dashes, e.g. `db-path`. */
+  name: string;
+  description: string;
+  kind: OptionKind;
+  /** Accepted values of an `enum` option (matched case-insensitively). */
+  values?: readonly string[];
+  /** Default as an operator would write it; undefined: the engine decides. */
+  default?: string | boolean;
+  /** Further spellings of the flag (e.g. upstream names), used as oclif aliases. */
+  aliases?: readonly string[];
+}
+
+export const SERVE_OPTIONS: OptionSpec[] = [
+  { name: 'db-path', kind: 'string', default: './data.ms', description: 'Directory where the database is stored.' },
+  { name: 'http-addr', kind: 'string', default: '127.0.0.1:7700', description: 'Address and port the HTTP server listens on.' },
+  {
+    name: 'env',
+    kind: 'enum',
+    values: ['development', 'production'],
+    default: 'development',
+    description: 'Deployment environment.',
+  },
+  {
+    name: 'http-payload-size-limit',
+    kind: 'bytes',
+    default: '100 MB',
+    description: 'Largest accepted request body (e.g. `100 MB`, `1 GiB`); larger ones get 413 payload_too_large.',
+  },
+  {
+    name: 'max-indexing-memory',
+    kind: 'bytes',
+    description: 'Memory the indexer may use for one batch (e.g. `2 GiB`). Default: chosen by the engine from the machine.',
+  },
+  {
+    name: 'log-level',
+    kind: 'enum',
+    values: ['OFF', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'],
+    default: 'INFO',
+    description: 'Log verbosity.',
+  },
+];
+
+/** The option that names the config file; it is resolved before the others (it cannot come from the file). */
+export const CONFIG_FILE_OPTION: OptionSpec = {
+  name: 'config-file-path',
+  kind: 'string',
+  description: 'TOML configuration file; keys are option names in snake_case (`db_path = "./data.ms"`). Default: ./config.toml when present.',
+};
+
+export function envName(spec: OptionSpec): string {
+  return `SEARCH_${spec.name.toUpperCase().replace(/-/g, '_')}`;
+}
+
+export function upstreamEnvName(spec: OptionSpec): string {
+  return `MEILI_${spec.name.toUpperCase().replace(/-/g, '_')}`;
+}
+
+export function configKey(spec: OptionSpec): string {
+  return spec.name.replace(/-/g, '_');
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export type OptionValue = string | number | boolean;
+export type ResolvedOptions = Record<string, OptionValue | undefined>;
+
+/** Check and normalise one raw value (from any source) for its option. */
+export function coerceOption(spec: OptionSpec, raw: unknown, source: string): OptionValue {
+  const bad = (expected: string): ConfigError =>
+    new ConfigError(`Invalid value \`${String(raw)}\` for \`${spec.name}\` (${source}): expected ${expected}.`);
+  switch (spec.kind) {
+    case 'string':
+      if (typeof raw !== 'string' || raw === '') throw bad('a non-empty string');
+      return raw;
+    case 'bytes': {
+      const bytes = typeof raw === 'string' || typeof raw === 'number' ? parseByteSize(raw) : undefined;
+      if (bytes === undefined) throw bad('a byte size such as `100 MB` or `2 GiB`');
+      return bytes;
+    }
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw;
+      if (raw === 'true' || raw === '1') return true;
+      if (raw === 'false' || raw === '0') return false;
+      throw bad('`true` or `false`');
+    case 'enum': {
+      const found = spec.values!.find((v) => typeof raw === 'string' && v.toLowerCase() === raw.toLowerCase());
+      if (found === undefined) throw bad(`one of ${spec.values!.join(', ')}`);
+      return found;
+    }
+  }
+}
+
+function readEnv(spec: OptionSpec, env: NodeJS.ProcessEnv): { raw: string; source: string } | undefined {
+  for (const name of [envName(spec), upstreamEnvName(spec)]) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') return { raw, source: `environment variable ${name}` };
+  }
+  return undefined;
+}
+
+/** Load the config file: the given path must exist; the default `./config.toml` is optional. */
+export function loadConfigFile(path: string | undefined, cwd: string): { path: string; values: Record<string, unknown> } | undefined {
+  const explicit = path !== undefined;
+  const file = path ?? `${cwd}/config.toml`;
+  if (!existsSync(file)) {
+    if (explicit) throw new ConfigError(`The configuration file \`${file}\` does not exist.`);
+    return undefined;
+  }
+  try {
+    return { path: file, values: parseToml(readFileSync(file, 'utf8')) as Record<string, unknown> };
+  } catch (error) {
+    throw new ConfigError(`The configuration file \`${file}\` is not valid TOML: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Resolve every option: command-line flag, then `SEARCH_*` / `MEILI_*` environment variable, then
+ * the config file, then the default. Unknown config-file keys are an error (a typo must not be
+ * silently ignored).
+ */
+export function resolveOptions(
+  specs: readonly OptionSpec[],
+  flags: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): { options: ResolvedOptions; configFile: string | undefined } {
+  const configFlag = flags[CONFIG_FILE_OPTION.name];
+  const configPath =
+    typeof configFlag === 'string' ? configFlag : (readEnv(CONFIG_FILE_OPTION, env)?.raw ?? undefined);
+  const file = loadConfigFile(configPath, cwd);
+  if (file) {
+    const known = new Set(specs.map(configKey));
+    for (const key of Object.keys(file.values))
+      if (!known.has(key)) throw new ConfigError(`Unknown key \`${key}\` in the configuration file \`${file.path}\`.`);
+  }
+  const options: ResolvedOptions = {};
+  for (const spec of specs) {
+    const fromFlag = flags[spec.name];
+    const fromEnv = readEnv(spec, env);
+    const fromFile = file?.values[configKey(spec)];
+    if (fromFlag !== undefined) options[spec.name] = coerceOption(spec, fromFlag, `--${spec.name}`);
+    else if (fromEnv) options[spec.name] = coerceOption(spec, fromEnv.raw, fromEnv.source);
+    else if (fromFile !== undefined) options[spec.name] = coerceOption(spec, fromFile, `config file ${file!.path}`);
+    else if (spec.default !== undefined) options[spec.name] = coerceOption(spec, spec.default, 'default');
+  }
+  return { options, configFile: file?.path };
+}

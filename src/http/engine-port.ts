@@ -1,0 +1,57 @@
+/**
+ * What the HTTP layer needs from the engine. The routes are typed against this shape rather than
+ * the `Engine` class so that the server can be built and unit-tested on its own; `Engine` satisfies
+ * it structurally (the CLI passes a real one, so any drift is a compile error there).
+ */
+import type {
+  Batch,
+  CursorPage,
+  Document,
+  DocumentPayload,
+  DocumentsQuery,
+  GlobalStats,
+  IndexInfo,
+  IndexStats,
+  Page,
+  SummarizedTask,
+  Task,
+  TaskFilter,
+  TaskListQuery,
+} from '../engine/types.js';
+import type { Settings } from '../engine/settings/types.js';
+
+export interface HttpEngine {
+  listIndexes(q: { offset?: number; limit?: number }): Page<IndexInfo>;
+  getIndex(uid: string): IndexInfo;
+  createIndex(uid: string, o?: { primaryKey?: string | null }): Promise<SummarizedTask>;
+  updateIndex(uid: string, o: { primaryKey?: string | null }): Promise<SummarizedTask>;
+  deleteIndex(uid: string): Promise<SummarizedTask>;
+  swapIndexes(swaps: Array<{ indexes: [string, string] }>): Promise<SummarizedTask>;
+  indexStats(uid: string): IndexStats;
+  stats(): GlobalStats;
+  addDocuments(
+    uid: string,
+    payload: DocumentPayload | Document[],
+    o: { primaryKey?: string; method: 'replace' | 'update' },
+  ): Promise<SummarizedTask>;
+  getDocuments(uid: string, q: DocumentsQuery): Page<Document>;
+  getDocument(uid: string, id: string, q?: { fields?: string[] | null; retrieveVectors?: boolean }): Document;
+  deleteDocument(uid: string, id: string): Promise<SummarizedTask>;
+  deleteDocuments(uid: string, ids: Array<string | number>): Promise<SummarizedTask>;
+  deleteDocumentsByFilter(uid: string, filter: unknown): Promise<SummarizedTask>;
+  clearDocuments(uid: string): Promise<SummarizedTask>;
+  getSettings(uid: string): Settings;
+  updateSettings(uid: string, patch: unknown): Promise<SummarizedTask>;
+  resetSettings(uid: string, keys?: Array<keyof Settings>): Promise<SummarizedTask>;
+  // Search lands with the search module; its routes are served once the engine has these.
+  search?(uid: string, body: unknown): unknown;
+  multiSearch?(body: unknown): unknown;
+  facetSearch?(uid: string, body: unknown): unknown;
+  similar?(uid: string, body: unknown): unknown;
+  getTasks(q: TaskListQuery): CursorPage<Task>;
+  getTask(uid: number): Task;
+  cancelTasks(f: TaskFilter): Promise<SummarizedTask>;
+  deleteTasks(f: TaskFilter): Promise<SummarizedTask>;
+  getBatches(q: TaskListQuery): CursorPage<Batch>;
+  getBatch(uid: number): Batch;
+}

@@ -1,0 +1,200 @@
+/**
+ * `/indexes/:indexUid/documents…`. Additions hand the raw body to the engine with the format its
+ * Content-Type names (the engine parses and persists it before the 202); reads and deletions map
+ * query strings and JSON bodies to typed engine calls.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SearchError } from '../../engine/errors.js';
+import type { DocumentPayload, DocumentsQuery } from '../../engine/types.js';
+import type { HttpEngine } from '../engine-port.js';
+import {
+  booleanField,
+  expectObject,
+  invalidContentType,
+  invalidType,
+  mediaType,
+  missingContentType,
+  missingField,
+  rawBody,
+  readJsonBody,
+  stringListField,
+  uintField,
+} from '../json-body.js';
+import { boolParam, checkKnownParams, listParam, pagination, paramError } from '../query-params.js';
+import type { QueryParams } from '../query-params.js';
+import { accepted, addRoute } from '../route.js';
+
+const FORMATS: Record<string, DocumentPayload['format']> = {
+  'application/json': 'json',
+  'application/x-ndjson': 'ndjson',
+  'text/csv': 'csv',
+};
+export const DOCUMENT_CONTENT_TYPES = Object.keys(FORMATS);
+
+/** The payload of a document addition: format from the Content-Type, raw bytes, CSV delimiter. */
+export function documentPayload(request: FastifyRequest, query: QueryParams): DocumentPayload {
+  const type = mediaType(request);
+  if (type === undefined) throw missingContentType(DOCUMENT_CONTENT_TYPES);
+  const format = FORMATS[type];
+  if (!format) throw invalidContentType(request.headers['content-type']!, DOCUMENT_CONTENT_TYPES);
+  const payload: DocumentPayload = { format, data: rawBody(request) };
+  const delimiter = query.csvDelimiter;
+  if (delimiter !== undefined) {
+    if (format !== 'csv')
+      throw new SearchError(
+        'invalid_content_type',
+        `The Content-Type \`${type}\` does not support the use of a csv delimiter. The csv delimiter can only be used with the Content-Type \`text/csv\`.`,
+      );
+    if ([...delimiter].length !== 1 || delimiter.charCodeAt(0) > 0x7f)
+      throw paramError(
+        'csvDelimiter',
+        `expected a string of one character, but found the following string of ${[...delimiter].length} characters: \`${delimiter}\``,
+        'invalid_document_csv_delimiter',
+      );
+    payload.csvDelimiter = delimiter;
+  }
+  return payload;
+}
+
+/** `fields=a,b` (or `*`, meaning every field) as the engine's field list. */
+function fieldsParam(query: QueryParams): string[] | null | undefined {
+  const fields = listParam(query, 'fields');
+  if (fields === undefined) return undefined;
+  return fields.includes('*') ? null : fields;
+}
+
+function documentsQueryFromParams(query: QueryParams): DocumentsQuery {
+  checkKnownParams(query, ['offset', 'limit', 'fields', 'retrieveVectors', 'filter', 'ids']);
+  const out: DocumentsQuery = { ...pagination(query, 'document') };
+  const fields = fieldsParam(query);
+  if (fields !== undefined) out.fields = fields;
+  const retrieveVectors = boolParam(query, 'retrieveVectors', 'invalid_document_retrieve_vectors');
+  if (retrieveVectors !== undefined) out.retrieveVectors = retrieveVectors;
+  if (query.filter !== undefined) out.filter = query.filter;
+  const ids = listParam(query, 'ids');
+  if (ids !== undefined) out.ids = ids;
+  return out;
+}
+
+/** Body of `POST /documents/fetch`. */
+export function documentsQueryFromBody(value: unknown): DocumentsQuery {
+  const body = expectObject(value, { fields: ['offset', 'limit', 'fields', 'retrieveVectors', 'filter', 'ids'] });
+  const out: DocumentsQuery = {};
+  const offset = uintField(body, 'offset', 'invalid_document_offset');
+  if (offset !== undefined) out.offset = offset;
+  const limit = uintField(body, 'limit', 'invalid_document_limit');
+  if (limit !== undefined) out.limit = limit;
+  const fields = stringListField(body, 'fields', 'invalid_document_fields', { nullable: true });
+  if (fields !== undefined) out.fields = fields === null || fields.includes('*') ? null : fields;
+  const retrieveVectors = booleanField(body, 'retrieveVectors', 'invalid_document_retrieve_vectors');
+  if (retrieveVectors !== undefined) out.retrieveVectors = retrieveVectors;
+  if (body.filter !== undefined && body.filter !== null) {
+    if (typeof body.filter !== 'string' && !Array.isArray(body.filter))
+      throw invalidType('.filter', 'a string or an array', body.filter, 'invalid_document_filter');
+    out.filter = body.filter;
+  }
+  if (body.ids !== undefined && body.ids !== null) {
+    if (!Array.isArray(body.ids)) throw invalidType('.ids', 'an array', body.ids, 'invalid_document_ids');
+    out.ids = body.ids.map((id, i) => {
+      if (typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id)))
+        throw invalidType(`.ids[${i}]`, 'a string or an integer', id, 'invalid_document_ids');
+      return id;
+    });
+  }
+  return out;
+}
+
+/** Body of `POST /documents/delete-batch`: ids as strings or integers; other values are stringified as the reference does. */
+export function deleteBatchIds(value: unknown): Array<string | number> {
+  if (!Array.isArray(value)) throw invalidType('', 'an array', value, 'bad_request');
+  return value.map((id) => (typeof id === 'string' || typeof id === 'number' ? id : JSON.stringify(id)));
+}
+
+export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
+  const base = '/indexes/:indexUid/documents';
+
+  addRoute(app, {
+    method: 'GET',
+    url: base,
+    action: 'documents.get',
+    handler: ({ query, indexUid }) => engine.getDocuments(indexUid, documentsQueryFromParams(query)),
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: `${base}/fetch`,
+    action: 'documents.get',
+    handler: ({ request, query, indexUid }) => {
+      checkKnownParams(query, []);
+      return engine.getDocuments(indexUid, documentsQueryFromBody(readJsonBody(request)));
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: `${base}/:documentId`,
+    action: 'documents.get',
+    handler: ({ query, params, indexUid }) => {
+      checkKnownParams(query, ['fields', 'retrieveVectors']);
+      const q: { fields?: string[] | null; retrieveVectors?: boolean } = {};
+      const fields = fieldsParam(query);
+      if (fields !== undefined) q.fields = fields;
+      const retrieveVectors = boolParam(query, 'retrieveVectors', 'invalid_document_retrieve_vectors');
+      if (retrieveVectors !== undefined) q.retrieveVectors = retrieveVectors;
+      return engine.getDocument(indexUid, params.documentId!, q);
+    },
+  });
+
+  for (const [method, mode] of [
+    ['POST', 'replace'],
+    ['PUT', 'update'],
+  ] as const) {
+    addRoute(app, {
+      method,
+      url: base,
+      action: 'documents.add',
+      handler: async ({ request, reply, query, indexUid }) => {
+        checkKnownParams(query, ['primaryKey', 'csvDelimiter']);
+        const payload = documentPayload(request, query);
+        const options: { primaryKey?: string; method: 'replace' | 'update' } = { method: mode };
+        if (query.primaryKey !== undefined) options.primaryKey = query.primaryKey;
+        return accepted(reply, await engine.addDocuments(indexUid, payload, options));
+      },
+    });
+  }
+
+  addRoute(app, {
+    method: 'DELETE',
+    url: `${base}/:documentId`,
+    action: 'documents.delete',
+    handler: async ({ reply, params, indexUid }) => accepted(reply, await engine.deleteDocument(indexUid, params.documentId!)),
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: `${base}/delete-batch`,
+    action: 'documents.delete',
+    handler: async ({ request, reply, indexUid }) =>
+      accepted(reply, await engine.deleteDocuments(indexUid, deleteBatchIds(readJsonBody(request)))),
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: `${base}/delete`,
+    action: 'documents.delete',
+    handler: async ({ request, reply, indexUid }) => {
+      const body = expectObject(readJsonBody(request), { fields: ['filter'] });
+      if (body.filter === undefined) throw missingField('filter', 'missing_document_filter');
+      if (typeof body.filter !== 'string' && !Array.isArray(body.filter))
+        throw invalidType('.filter', 'a string or an array', body.filter, 'invalid_document_filter');
+      return accepted(reply, await engine.deleteDocumentsByFilter(indexUid, body.filter));
+    },
+  });
+
+  addRoute(app, {
+    method: 'DELETE',
+    url: base,
+    action: 'documents.delete',
+    handler: async ({ reply, indexUid }) => accepted(reply, await engine.clearDocuments(indexUid)),
+  });
+}

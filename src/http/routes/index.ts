@@ -1,0 +1,24 @@
+/** The route modules, one per subtree of the URL tree. Add a module here to serve a new subtree. */
+import type { FastifyInstance } from 'fastify';
+import type { HttpEngine } from '../engine-port.js';
+import { batchRoutes } from './batches.js';
+import { documentRoutes } from './documents.js';
+import { healthRoutes } from './health.js';
+import { indexRoutes } from './indexes.js';
+import { searchRoutes } from './search.js';
+import { settingsRoutes } from './settings.js';
+import { statsRoutes } from './stats.js';
+import { taskRoutes } from './tasks.js';
+
+export type RouteModule = (app: FastifyInstance, engine: HttpEngine) => void;
+
+export const ROUTE_MODULES: readonly RouteModule[] = [
+  healthRoutes,
+  indexRoutes,
+  documentRoutes,
+  settingsRoutes,
+  searchRoutes,
+  statsRoutes,
+  taskRoutes,
+  batchRoutes,
+];

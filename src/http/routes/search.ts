@@ -1,0 +1,171 @@
+/**
+ * Search routes: `search`, `multi-search`, `facet-search`, `similar`. POST bodies go to the engine
+ * as they are (it validates them); GET query strings are first turned into the equivalent body,
+ * with the parameter types the reference gives them. Each route is served once the engine offers
+ * the matching method (the search module adds them).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { HttpEngine } from '../engine-port.js';
+import { readJsonBody } from '../json-body.js';
+import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintParam } from '../query-params.js';
+import type { QueryParams } from '../query-params.js';
+import { addRoute } from '../route.js';
+
+type ParamKind = 'string' | 'uint' | 'list' | 'bool' | 'float' | 'vector';
+
+const SEARCH_PARAMS: Record<string, ParamKind> = {
+  q: 'string',
+  offset: 'uint',
+  limit: 'uint',
+  page: 'uint',
+  hitsPerPage: 'uint',
+  attributesToRetrieve: 'list',
+  retrieveVectors: 'bool',
+  attributesToCrop: 'list',
+  cropLength: 'uint',
+  attributesToHighlight: 'list',
+  filter: 'string',
+  sort: 'list',
+  distinct: 'string',
+  showMatchesPosition: 'bool',
+  showRankingScore: 'bool',
+  showRankingScoreDetails: 'bool',
+  facets: 'list',
+  highlightPreTag: 'string',
+  highlightPostTag: 'string',
+  cropMarker: 'string',
+  matchingStrategy: 'string',
+  attributesToSearchOn: 'list',
+  rankingScoreThreshold: 'float',
+  locales: 'list',
+  vector: 'vector',
+  hybridEmbedder: 'string',
+  hybridSemanticRatio: 'float',
+};
+
+const SIMILAR_PARAMS: Record<string, ParamKind> = {
+  id: 'string',
+  offset: 'uint',
+  limit: 'uint',
+  attributesToRetrieve: 'list',
+  retrieveVectors: 'bool',
+  filter: 'string',
+  showRankingScore: 'bool',
+  showRankingScoreDetails: 'bool',
+  rankingScoreThreshold: 'float',
+  embedder: 'string',
+};
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** Error code of a bad GET parameter, e.g. `invalid_search_hits_per_page`. */
+function codeFor(family: 'search' | 'similar', name: string): string {
+  if (name === 'hybridEmbedder') return 'invalid_search_embedder';
+  if (name === 'hybridSemanticRatio') return 'invalid_search_semantic_ratio';
+  return `invalid_${family}_${snakeCase(name)}`;
+}
+
+/** Convert a GET query string into the body the POST route would take. */
+export function queryToBody(query: QueryParams, family: 'search' | 'similar'): Record<string, unknown> {
+  const kinds = family === 'search' ? SEARCH_PARAMS : SIMILAR_PARAMS;
+  checkKnownParams(query, Object.keys(kinds));
+  const body: Record<string, unknown> = {};
+  for (const [name, text] of Object.entries(query)) {
+    const code = codeFor(family, name);
+    switch (kinds[name]!) {
+      case 'string':
+        body[name] = text;
+        break;
+      case 'uint':
+        body[name] = uintParam(query, name, code);
+        break;
+      case 'bool':
+        body[name] = boolParam(query, name, code);
+        break;
+      case 'float':
+        body[name] = floatParam(query, name, code);
+        break;
+      case 'list':
+        body[name] = listParam(query, name);
+        break;
+      case 'vector':
+        body[name] = (listParam(query, name) ?? []).map((item) => {
+          const value = Number(item);
+          if (!Number.isFinite(value)) throw paramError(name, `could not parse \`${item}\` as a number`, code);
+          return value;
+        });
+        break;
+    }
+  }
+  if ('hybridEmbedder' in body || 'hybridSemanticRatio' in body) {
+    const hybrid: Record<string, unknown> = {};
+    if ('hybridEmbedder' in body) hybrid.embedder = body.hybridEmbedder;
+    if ('hybridSemanticRatio' in body) hybrid.semanticRatio = body.hybridSemanticRatio;
+    delete body.hybridEmbedder;
+    delete body.hybridSemanticRatio;
+    body.hybrid = hybrid;
+  }
+  return body;
+}
+
+export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
+  const { search, multiSearch, facetSearch, similar } = engine;
+  if (search) {
+    addRoute(app, {
+      method: 'GET',
+      url: '/indexes/:indexUid/search',
+      action: 'search',
+      handler: ({ query, indexUid }) => search.call(engine, indexUid, queryToBody(query, 'search')),
+    });
+    addRoute(app, {
+      method: 'POST',
+      url: '/indexes/:indexUid/search',
+      action: 'search',
+      handler: ({ request, query, indexUid }) => {
+        checkKnownParams(query, []);
+        return search.call(engine, indexUid, readJsonBody(request));
+      },
+    });
+  }
+  if (multiSearch) {
+    addRoute(app, {
+      method: 'POST',
+      url: '/multi-search',
+      action: 'search',
+      handler: ({ request, query }) => {
+        checkKnownParams(query, []);
+        return multiSearch.call(engine, readJsonBody(request));
+      },
+    });
+  }
+  if (facetSearch) {
+    addRoute(app, {
+      method: 'POST',
+      url: '/indexes/:indexUid/facet-search',
+      action: 'search',
+      handler: ({ request, query, indexUid }) => {
+        checkKnownParams(query, []);
+        return facetSearch.call(engine, indexUid, readJsonBody(request));
+      },
+    });
+  }
+  if (similar) {
+    addRoute(app, {
+      method: 'GET',
+      url: '/indexes/:indexUid/similar',
+      action: 'search',
+      handler: ({ query, indexUid }) => similar.call(engine, indexUid, queryToBody(query, 'similar')),
+    });
+    addRoute(app, {
+      method: 'POST',
+      url: '/indexes/:indexUid/similar',
+      action: 'search',
+      handler: ({ request, query, indexUid }) => {
+        checkKnownParams(query, []);
+        return similar.call(engine, indexUid, readJsonBody(request));
+      },
+    });
+  }
+}

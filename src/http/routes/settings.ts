@@ -1,0 +1,91 @@
+/**
+ * `/indexes/:indexUid/settings` and one sub-route per setting (`/settings/stop-words`…). The routes
+ * only move bodies around: validation of values belongs to `engine.updateSettings`, so a setting
+ * behaves the same whether it is sent whole or through its sub-route.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from '../../engine/settings/types.js';
+import type { HttpEngine } from '../engine-port.js';
+import { readJsonBody } from '../json-body.js';
+import { checkKnownParams } from '../query-params.js';
+import { accepted, addRoute } from '../route.js';
+
+/** Each setting with the method its sub-route updates with: PATCH for object-shaped settings merged field by field. */
+export const SETTING_ROUTES: ReadonlyArray<[key: keyof Settings, method: 'PUT' | 'PATCH']> = [
+  ['displayedAttributes', 'PUT'],
+  ['searchableAttributes', 'PUT'],
+  ['filterableAttributes', 'PUT'],
+  ['sortableAttributes', 'PUT'],
+  ['rankingRules', 'PUT'],
+  ['stopWords', 'PUT'],
+  ['nonSeparatorTokens', 'PUT'],
+  ['separatorTokens', 'PUT'],
+  ['dictionary', 'PUT'],
+  ['synonyms', 'PUT'],
+  ['distinctAttribute', 'PUT'],
+  ['proximityPrecision', 'PUT'],
+  ['typoTolerance', 'PATCH'],
+  ['faceting', 'PATCH'],
+  ['pagination', 'PATCH'],
+  ['embedders', 'PATCH'],
+  ['searchCutoffMs', 'PUT'],
+  ['localizedAttributes', 'PUT'],
+  ['facetSearch', 'PUT'],
+  ['prefixSearch', 'PUT'],
+];
+
+export function kebabCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
+  const base = '/indexes/:indexUid/settings';
+
+  addRoute(app, {
+    method: 'GET',
+    url: base,
+    action: 'settings.get',
+    handler: ({ query, indexUid }) => {
+      checkKnownParams(query, []);
+      return engine.getSettings(indexUid);
+    },
+  });
+  addRoute(app, {
+    method: 'PATCH',
+    url: base,
+    action: 'settings.update',
+    handler: async ({ request, reply, indexUid }) => accepted(reply, await engine.updateSettings(indexUid, readJsonBody(request))),
+  });
+  addRoute(app, {
+    method: 'DELETE',
+    url: base,
+    action: 'settings.update',
+    handler: async ({ reply, indexUid }) => accepted(reply, await engine.resetSettings(indexUid)),
+  });
+
+  for (const [key, method] of SETTING_ROUTES) {
+    const url = `${base}/${kebabCase(key)}`;
+    addRoute(app, {
+      method: 'GET',
+      url,
+      action: 'settings.get',
+      handler: ({ query, indexUid }) => {
+        checkKnownParams(query, []);
+        return engine.getSettings(indexUid)[key];
+      },
+    });
+    addRoute(app, {
+      method,
+      url,
+      action: 'settings.update',
+      handler: async ({ request, reply, indexUid }) =>
+        accepted(reply, await engine.updateSettings(indexUid, { [key]: readJsonBody(request) })),
+    });
+    addRoute(app, {
+      method: 'DELETE',
+      url,
+      action: 'settings.update',
+      handler: async ({ reply, indexUid }) => accepted(reply, await engine.resetSettings(indexUid, [key])),
+    });
+  }
+}

@@ -1,0 +1,26 @@
+/** `GET /stats` and `GET /indexes/:indexUid/stats`. */
+import type { FastifyInstance } from 'fastify';
+import type { HttpEngine } from '../engine-port.js';
+import { checkKnownParams } from '../query-params.js';
+import { addRoute } from '../route.js';
+
+export function statsRoutes(app: FastifyInstance, engine: HttpEngine): void {
+  addRoute(app, {
+    method: 'GET',
+    url: '/stats',
+    action: 'stats.get',
+    handler: ({ query }) => {
+      checkKnownParams(query, []);
+      return engine.stats();
+    },
+  });
+  addRoute(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid/stats',
+    action: 'stats.get',
+    handler: ({ query, indexUid }) => {
+      checkKnownParams(query, []);
+      return engine.indexStats(indexUid);
+    },
+  });
+}

@@ -1,0 +1,37 @@
+/** `/tasks`: list, get one, cancel and delete by filter. */
+import type { FastifyInstance } from 'fastify';
+import type { HttpEngine } from '../engine-port.js';
+import { checkKnownParams, parseUint } from '../query-params.js';
+import { addRoute } from '../route.js';
+import { parseTaskFilterQuery, parseTaskListQuery } from '../task-query.js';
+
+export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
+  addRoute(app, {
+    method: 'GET',
+    url: '/tasks',
+    action: 'tasks.get',
+    handler: ({ query }) => engine.getTasks(parseTaskListQuery(query)),
+  });
+  addRoute(app, {
+    method: 'GET',
+    url: '/tasks/:taskUid',
+    action: 'tasks.get',
+    handler: ({ query, params }) => {
+      checkKnownParams(query, []);
+      return engine.getTask(parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid'));
+    },
+  });
+  // Cancelation and deletion are tasks themselves but answer 200, as the reference does.
+  addRoute(app, {
+    method: 'POST',
+    url: '/tasks/cancel',
+    action: 'tasks.cancel',
+    handler: ({ query }) => engine.cancelTasks(parseTaskFilterQuery(query, 'cancel')),
+  });
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/tasks',
+    action: 'tasks.delete',
+    handler: ({ query }) => engine.deleteTasks(parseTaskFilterQuery(query, 'delete')),
+  });
+}

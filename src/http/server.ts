@@ -1,0 +1,112 @@
+/**
+ * The HTTP server: a fastify instance whose routes mirror the reference's URL tree and only adapt
+ * the engine (transport parsing in, engine results and errors out). Every request body is
+ * buffered as raw bytes, whatever its content type, and each route decides how to read it: JSON
+ * routes parse it strictly, document routes hand the bytes to the engine with their format.
+ */
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { HttpEngine } from './engine-port.js';
+import { notFound, sendError, toResponseError } from './error-mapping.js';
+import { parseQueryString } from './query-params.js';
+import { routeAccess } from './route.js';
+import { ROUTE_MODULES } from './routes/index.js';
+import type { RouteModule } from './routes/index.js';
+
+export const DEFAULT_PAYLOAD_SIZE_LIMIT = 100_000_000;
+
+/**
+ * Authorizes a request before its body is read. Throw a SearchError (`missing_authorization_header`,
+ * `invalid_api_key`…) to refuse. `access.action` is null for public routes.
+ */
+export type AccessGuard = (
+  request: FastifyRequest,
+  access: { action: string | null; indexUid: string | null },
+) => void | Promise<void>;
+
+export interface ServerOptions {
+  /** Largest accepted request body, in bytes (default 100 MB). */
+  payloadSizeLimit?: number;
+  /** pino log level (`info`, `debug`…); `off` or undefined disables request logging. */
+  logLevel?: string;
+  guard?: AccessGuard;
+  /** Further route modules (keys, webhooks, dumps…) registered after the built-in ones. */
+  routes?: RouteModule[];
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+  /** `http://host:port`, ready to hand to a client. */
+  url: string;
+}
+
+export interface SearchServer {
+  readonly app: FastifyInstance;
+  /** Start listening on `host:port` (`127.0.0.1:0` picks a free port). */
+  listen(addr: string): Promise<ListenAddress>;
+  /** Stop accepting connections and wait for in-flight requests. The engine stays open. */
+  close(): Promise<void>;
+  readonly address: ListenAddress | null;
+}
+
+/** `127.0.0.1:7700`, `[::1]:7700`, `localhost:0` → host and port. */
+export function parseHttpAddr(addr: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(addr.trim());
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) throw new Error(`Invalid HTTP address \`${addr}\`: expected host:port, e.g. 127.0.0.1:7700.`);
+  return { host: (match[1] ?? match[2])!, port };
+}
+
+export function createServer(engine: HttpEngine, options: ServerOptions = {}): SearchServer {
+  const payloadLimit = options.payloadSizeLimit ?? DEFAULT_PAYLOAD_SIZE_LIMIT;
+  const logLevel = options.logLevel && options.logLevel !== 'off' ? options.logLevel.toLowerCase() : undefined;
+  const app = Fastify({
+    logger: logLevel ? { level: logLevel } : false,
+    bodyLimit: payloadLimit,
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // Index uids go up to 400 bytes and document ids to 511, percent-encoded three times longer.
+      maxParamLength: 4096,
+      querystringParser: parseQueryString,
+    },
+    frameworkErrors: (error, request, reply) => {
+      sendError(toResponseError(error, payloadLimit), request, reply);
+    },
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  app.setErrorHandler((error, request, reply) => sendError(toResponseError(error, payloadLimit), request, reply));
+  app.setNotFoundHandler((request, reply) => sendError(notFound(), request, reply));
+
+  const guard = options.guard;
+  if (guard) {
+    app.addHook('onRequest', async (request) => {
+      const access = routeAccess(request);
+      if (access) await guard(request, access);
+    });
+  }
+
+  for (const register of [...ROUTE_MODULES, ...(options.routes ?? [])]) register(app, engine);
+
+  let address: ListenAddress | null = null;
+  return {
+    app,
+    get address() {
+      return address;
+    },
+    async listen(addr: string) {
+      const { host, port } = parseHttpAddr(addr);
+      await app.listen({ host, port });
+      const bound = app.server.address();
+      const actualPort = typeof bound === 'object' && bound ? bound.port : port;
+      const urlHost = host.includes(':') ? `[${host}]` : host;
+      address = { host, port: actualPort, url: `http://${urlHost}:${actualPort}` };
+      return address;
+    },
+    async close() {
+      await app.close();
+    },
+  };
+}
