@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuthEnv } from '../../src/engine/auth/auth-env.js';
+import { SearchError } from '../../src/engine/errors.js';
+import { AddressPolicy } from '../../src/engine/net/address-policy.js';
+import type { Task } from '../../src/engine/types.js';
+import { toNdjson, WebhookNotifier } from '../../src/engine/webhooks/notifier.js';
+import { INSTANCE_WEBHOOK_UUID, WebhookStore } from '../../src/engine/webhooks/webhook-store.js';
+import { Receiver } from './receiver.js';
+
+const LOOPBACK = AddressPolicy.parse('127.0.0.0/8,::1/128');
+
+function task(uid: number, batchUid: number, indexUid = 'movies'): Task {
+  return {
+    uid,
+    batchUid,
+    indexUid,
+    status: 'succeeded',
+    type: 'documentAdditionOrUpdate',
+    canceledBy: null,
+    details: { receivedDocuments: 2, indexedDocuments: 2 },
+    error: null,
+    duration: 'PT0.01S',
+    enqueuedAt: '2026-01-01T00:00:00Z',
+    startedAt: '2026-01-01T00:00:01Z',
+    finishedAt: '2026-01-01T00:00:02Z',
+  };
+}
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof SearchError) return e.code;
+    throw e;
+  }
+  return 'ok';
+}
+
+describe('WebhookStore', () => {
+  let dir: string;
+  let env: AuthEnv;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hooks-'));
+    env = AuthEnv.open(dir);
+  });
+  afterEach(async () => {
+    await env.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the instance webhook as not editable, with its Authorization redacted', () => {
+    const store = new WebhookStore(env, { url: 'http://example.com/cli', authorizationHeader: 'Bearer cli-secret-value-1234' });
+    const { results } = store.list();
+    expect(results).toEqual([
+      { uuid: INSTANCE_WEBHOOK_UUID, isEditable: false, url: 'http://example.com/cli', headers: { Authorization: 'Bearer cliXXXXX...' } },
+    ]);
+    expect(codeOf(() => store.update(INSTANCE_WEBHOOK_UUID, { url: 'http://x.y/' }))).toBe('immutable_webhook');
+    expect(codeOf(() => store.delete(INSTANCE_WEBHOOK_UUID))).toBe('immutable_webhook');
+    // delivery still uses the real value
+    expect(store.targets()[0]!.headers.Authorization).toBe('Bearer cli-secret-value-1234');
+  });
+
+  it('creates, patches and deletes with the reference semantics', () => {
+    const store = new WebhookStore(env);
+    const created = store.create({ url: 'https://example.com/a', headers: { authorization: 'Bearer abcdefghijklmnopqrstuvwxyz', 'X-Tenant': 'one' } });
+    expect(created.isEditable).toBe(true);
+    expect(created.headers).toEqual({ authorization: 'Bearer abcXXXXX...', 'X-Tenant': 'one' });
+    expect(JSON.stringify(store.list())).not.toContain('fghijklmnop');
+    expect(store.get(created.uuid).url).toBe('https://example.com/a');
+
+    // one header removed, one added, url kept
+    const p1 = store.update(created.uuid, { headers: { 'X-Tenant': null, 'X-New': 'v' } });
+    expect(Object.keys(p1.headers).sort()).toEqual(['X-New', 'authorization']);
+    expect(p1.url).toBe('https://example.com/a');
+    // all headers cleared
+    expect(store.update(created.uuid, { headers: null }).headers).toEqual({});
+    expect(store.update(created.uuid, { url: 'https://example.com/b' }).url).toBe('https://example.com/b');
+
+    expect(codeOf(() => store.update(created.uuid, { url: null }))).toBe('invalid_webhook_url');
+    expect(codeOf(() => store.update(created.uuid, { url: 'not a url' }))).toBe('invalid_webhook_url');
+    expect(codeOf(() => store.update(created.uuid, { uuid: created.uuid }))).toBe('immutable_webhook_uuid');
+    expect(codeOf(() => store.update(created.uuid, { isEditable: false }))).toBe('immutable_webhook_is_editable');
+    expect(codeOf(() => store.update(created.uuid, { color: 1 }))).toBe('bad_request');
+    expect(codeOf(() => store.update(created.uuid, { headers: { 'bad name': 'x' } }))).toBe('invalid_webhook_headers');
+    expect(codeOf(() => store.update(created.uuid, { headers: 'x' }))).toBe('invalid_webhook_headers');
+    expect(codeOf(() => store.create({}))).toBe('invalid_webhook_url');
+    expect(codeOf(() => store.get('nope'))).toBe('invalid_webhook_uuid');
+    expect(codeOf(() => store.get('5b3c2a35-8a8e-4b53-9a53-5a3e7a1f0001'))).toBe('webhook_not_found');
+
+    store.delete(created.uuid);
+    expect(codeOf(() => store.get(created.uuid))).toBe('webhook_not_found');
+    expect(codeOf(() => store.delete(created.uuid))).toBe('webhook_not_found');
+  });
+
+  it('keeps at most 20 runtime webhooks, the instance one aside', () => {
+    const store = new WebhookStore(env, { url: 'http://example.com/cli' });
+    for (let i = 0; i < 20; i++) store.create({ url: `https://example.com/${i}` });
+    expect(codeOf(() => store.create({ url: 'https://example.com/21' }))).toBe('invalid_webhooks');
+    expect(store.list().results).toHaveLength(21);
+  });
+});
+
+describe('WebhookNotifier', () => {
+  let receiver: Receiver;
+  let logs: string[];
+  beforeEach(async () => {
+    receiver = new Receiver();
+    await receiver.start();
+    logs = [];
+  });
+  afterEach(() => receiver.stop());
+
+  const targets = (url: string, headers: Record<string, string> = {}) => ({ targets: () => [{ uuid: 'u', url, headers }] });
+
+  it('posts one gzip NDJSON call per batch, one line per task, with the webhook headers', async () => {
+    const notifier = new WebhookNotifier({
+      store: targets(receiver.url, { Authorization: 'Bearer hook-secret', 'X-Extra': 'yes' }),
+      policy: LOOPBACK,
+      log: (l, m) => logs.push(`${l} ${m}`),
+    });
+    const batch = [task(1, 7), task(2, 7), task(3, 7)];
+    notifier.notify(batch);
+    await notifier.idle();
+    expect(receiver.calls).toHaveLength(1);
+    const call = receiver.calls[0]!;
+    expect(call.method).toBe('POST');
+    expect(call.path).toBe('/hook');
+    expect(call.headers['content-encoding']).toBe('gzip');
+    expect(call.headers['content-type']).toBe('application/x-ndjson');
+    expect(call.headers.authorization).toBe('Bearer hook-secret');
+    expect(call.headers['x-extra']).toBe('yes');
+    expect(call.raw).toBe(toNdjson(batch));
+    expect(call.lines).toEqual(batch);
+    expect(new Set(call.lines.map((l) => l.batchUid))).toEqual(new Set([7]));
+    await notifier.close();
+  });
+
+  it('refuses loopback receivers unless the network is allowed, without retrying', async () => {
+    const notifier = new WebhookNotifier({
+      store: targets(receiver.url),
+      policy: AddressPolicy.publicOnly(),
+      log: (l, m) => logs.push(`${l} ${m}`),
+      retryDelayMs: 1,
+    });
+    notifier.notify([task(1, 1)]);
+    await notifier.idle();
+    expect(receiver.calls).toHaveLength(0);
+    expect(logs.join('\n')).toMatch(/private, loopback and link-local/);
+    expect(logs.filter((l) => l.startsWith('debug'))).toHaveLength(0);
+  });
+
+  it('retries failures with backoff, then gives up and logs without secrets', async () => {
+    receiver.status = 503;
+    const notifier = new WebhookNotifier({
+      store: targets(`${receiver.url}?token=query-secret`, { Authorization: 'Bearer header-secret' }),
+      policy: LOOPBACK,
+      log: (l, m) => logs.push(`${l} ${m}`),
+      maxAttempts: 3,
+      retryDelayMs: 20,
+    });
+    notifier.notify([task(1, 1)]);
+    await notifier.idle();
+    expect(receiver.calls).toHaveLength(3);
+    const text = logs.join('\n');
+    expect(text).toMatch(/could not deliver batch 1: HTTP 503/);
+    expect(text).not.toContain('query-secret');
+    expect(text).not.toContain('header-secret');
+
+    // a receiver that recovers mid-way gets the call once
+    receiver.calls.length = 0;
+    receiver.status = 500;
+    setTimeout(() => (receiver.status = 200), 30);
+    notifier.notify([task(2, 2)]);
+    await notifier.idle();
+    expect(receiver.calls.at(-1)!.lines.map((l) => l.uid)).toEqual([2]);
+    await notifier.close();
+  });
+
+  it('never blocks the caller, even on a receiver that does not answer', async () => {
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => undefined); // accepts, never responds
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const notifier = new WebhookNotifier({
+      store: targets(`http://127.0.0.1:${port}/`),
+      policy: LOOPBACK,
+      log: (l, m) => logs.push(`${l} ${m}`),
+      timeoutMs: 200,
+      maxAttempts: 1,
+    });
+    const started = performance.now();
+    for (let b = 0; b < 50; b++) notifier.notify([task(b, b)]);
+    expect(performance.now() - started).toBeLessThan(200);
+    await notifier.close(100);
+    silent.closeAllConnections();
+    await new Promise<void>((r) => silent.close(() => r()));
+  });
+});
