@@ -1,0 +1,2 @@
+export { SearchClient, type ClientOptions, type RequestOptions } from './client.js';
+export { ClientError } from './errors.js';
