@@ -7,6 +7,7 @@ import { expectObject, invalidType, invalidValue, missingField, readJsonBody, st
 import { checkKnownParams, pagination } from '../query-params.js';
 import { accepted, addRoute } from '../route.js';
 import { render } from '../wire-values.js';
+import { visibleIndexes } from '../auth.js';
 
 const IMMUTABLE = { uid: 'immutable_index_uid', createdAt: 'immutable_index_created_at', updatedAt: 'immutable_index_updated_at' };
 
@@ -38,9 +39,9 @@ export function indexRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'GET',
     url: '/indexes',
     action: 'indexes.get',
-    handler: ({ query }) => {
+    handler: ({ request, query }) => {
       checkKnownParams(query, ['offset', 'limit']);
-      return engine.listIndexes(pagination(query, 'index'));
+      return visibleIndexes(request, (q) => engine.listIndexes(q), pagination(query, 'index'));
     },
   });
 

@@ -10,6 +10,7 @@ import { readJsonBody } from '../json-body.js';
 import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintParam } from '../query-params.js';
 import type { QueryParams } from '../query-params.js';
 import { addRoute } from '../route.js';
+import { restrictMultiSearchBody, restrictSearchBody } from '../auth.js';
 
 type ParamKind = 'string' | 'uint' | 'list' | 'bool' | 'float' | 'vector';
 
@@ -117,7 +118,8 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       method: 'GET',
       url: '/indexes/:indexUid/search',
       action: 'search',
-      handler: ({ query, indexUid }) => search.call(engine, indexUid, queryToBody(query, 'search')),
+      handler: ({ request, query, indexUid }) =>
+        search.call(engine, indexUid, restrictSearchBody(request, indexUid, queryToBody(query, 'search'))),
     });
     addRoute(app, {
       method: 'POST',
@@ -125,7 +127,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, query, indexUid }) => {
         checkKnownParams(query, []);
-        return search.call(engine, indexUid, readJsonBody(request));
+        return search.call(engine, indexUid, restrictSearchBody(request, indexUid, readJsonBody(request)));
       },
     });
   }
@@ -136,7 +138,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, query }) => {
         checkKnownParams(query, []);
-        return multiSearch.call(engine, readJsonBody(request));
+        return multiSearch.call(engine, restrictMultiSearchBody(request, readJsonBody(request)));
       },
     });
   }
@@ -147,7 +149,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, query, indexUid }) => {
         checkKnownParams(query, []);
-        return facetSearch.call(engine, indexUid, readJsonBody(request));
+        return facetSearch.call(engine, indexUid, restrictSearchBody(request, indexUid, readJsonBody(request)));
       },
     });
   }
@@ -156,7 +158,8 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       method: 'GET',
       url: '/indexes/:indexUid/similar',
       action: 'search',
-      handler: ({ query, indexUid }) => similar.call(engine, indexUid, queryToBody(query, 'similar')),
+      handler: ({ request, query, indexUid }) =>
+        similar.call(engine, indexUid, restrictSearchBody(request, indexUid, queryToBody(query, 'similar'))),
     });
     addRoute(app, {
       method: 'POST',
@@ -164,7 +167,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, query, indexUid }) => {
         checkKnownParams(query, []);
-        return similar.call(engine, indexUid, readJsonBody(request));
+        return similar.call(engine, indexUid, restrictSearchBody(request, indexUid, readJsonBody(request)));
       },
     });
   }

@@ -3,15 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams } from '../query-params.js';
 import { addRoute } from '../route.js';
+import { visibleStats } from '../auth.js';
 
 export function statsRoutes(app: FastifyInstance, engine: HttpEngine): void {
   addRoute(app, {
     method: 'GET',
     url: '/stats',
     action: 'stats.get',
-    handler: ({ query }) => {
+    handler: ({ request, query }) => {
       checkKnownParams(query, []);
-      return engine.stats();
+      return visibleStats(request, engine.stats());
     },
   });
   addRoute(app, {

@@ -4,21 +4,22 @@ import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
 import { addRoute } from '../route.js';
 import { parseTaskFilterQuery, parseTaskListQuery } from '../task-query.js';
+import { visibleTask, visibleTasks } from '../auth.js';
 
 export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
   addRoute(app, {
     method: 'GET',
     url: '/tasks',
     action: 'tasks.get',
-    handler: ({ query }) => engine.getTasks(parseTaskListQuery(query)),
+    handler: ({ request, query }) => visibleTasks(request, (q) => engine.getTasks(q), parseTaskListQuery(query)),
   });
   addRoute(app, {
     method: 'GET',
     url: '/tasks/:taskUid',
     action: 'tasks.get',
-    handler: ({ query, params }) => {
+    handler: ({ request, query, params }) => {
       checkKnownParams(query, []);
-      return engine.getTask(parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid'));
+      return visibleTask(request, engine.getTask(parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid')));
     },
   });
   // Cancelation and deletion are tasks themselves but answer 200, as the reference does.

@@ -1,0 +1,198 @@
+/**
+ * The access guard and what routes need to honour a request's authorization.
+ *
+ * `createAuthGuard` plugs into the server's `onRequest` hook (`ServerOptions.guard`): it checks the
+ * `Authorization` header against the action and index the matched route declares, before the body
+ * is read, and remembers the resulting `Authorization` for the handler. Handlers that list or
+ * search use the helpers below, so that a scoped key or a tenant token never sees other indexes
+ * and every tenant-token search carries the token's filter.
+ */
+import type { EventEmitter } from 'node:events';
+import type { FastifyRequest } from 'fastify';
+import { isAction } from '../engine/auth/actions.js';
+import { Authorization } from '../engine/auth/authorization.js';
+import type { Filter } from '../engine/auth/tenant-token.js';
+import { SearchError } from '../engine/errors.js';
+import type { CursorPage, GlobalStats, IndexInfo, Page, Task, TaskListQuery } from '../engine/types.js';
+import { AuthEnv } from '../engine/auth/auth-env.js';
+import { AuthController } from '../engine/auth/auth-controller.js';
+import { checkMasterKey } from '../engine/auth/master-key.js';
+import { AddressPolicy, setOutboundPolicy } from '../engine/net/address-policy.js';
+import { notifyOnBatchFinished } from '../engine/webhooks/index.js';
+import { WebhookNotifier } from '../engine/webhooks/notifier.js';
+import { WebhookStore } from '../engine/webhooks/webhook-store.js';
+import type { RouteModule } from './routes/index.js';
+import { keyRoutes } from './routes/keys.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import type { AccessGuard } from './server.js';
+
+const granted = new WeakMap<FastifyRequest, Authorization>();
+
+export function createAuthGuard(auth: AuthController): AccessGuard {
+  return async (request, access) => {
+    if (access.action === null) return; // public route (`/health`)
+    if (!isAction(access.action)) throw new SearchError('internal', `Route declares an unknown action \`${access.action}\`.`);
+    const authorization = await auth.authenticate({
+      header: request.headers.authorization,
+      action: access.action,
+      indexUid: access.indexUid,
+    });
+    granted.set(request, authorization);
+  };
+}
+
+/** The request's authorization; everything when no guard ran (an unprotected server). */
+export function requestAuthorization(request: FastifyRequest): Authorization {
+  return granted.get(request) ?? Authorization.full();
+}
+
+// --- search ---------------------------------------------------------------------------------------
+
+/** A search body (POST body or GET query turned into one) with the tenant filter AND-ed in. */
+export function restrictSearchBody(request: FastifyRequest, indexUid: string, body: unknown): unknown {
+  const authorization = requestAuthorization(request);
+  if (!authorization.isTenantToken || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const current = (body as Record<string, unknown>).filter as Filter | null | undefined;
+  const filter = authorization.applySearchRules(indexUid, current);
+  return filter === current ? body : { ...body, filter };
+}
+
+/**
+ * A multi-search body with every query checked against the authorization (`invalid_api_key` for
+ * an index the request may not search) and restricted by the tenant filter of its index.
+ */
+export function restrictMultiSearchBody(request: FastifyRequest, body: unknown): unknown {
+  const authorization = requestAuthorization(request);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const queries = (body as Record<string, unknown>).queries;
+  if (!Array.isArray(queries)) return body;
+  return {
+    ...body,
+    queries: queries.map((q) => {
+      if (typeof q !== 'object' || q === null || Array.isArray(q)) return q;
+      const indexUid = (q as Record<string, unknown>).indexUid;
+      if (typeof indexUid !== 'string') return q;
+      if (!authorization.canAccessIndex(indexUid)) throw new SearchError('invalid_api_key', 'The provided API key is invalid.');
+      return restrictSearchBody(request, indexUid, q);
+    }),
+  };
+}
+
+// --- lists ----------------------------------------------------------------------------------------
+
+/** `GET /indexes` restricted to the indexes the request may see, paginated after filtering. */
+export function visibleIndexes(
+  request: FastifyRequest,
+  list: (q: { offset?: number; limit?: number }) => Page<IndexInfo>,
+  q: { offset?: number; limit?: number },
+): Page<IndexInfo> {
+  const authorization = requestAuthorization(request);
+  if (authorization.allIndexesAuthorized()) return list(q);
+  const all = list({ offset: 0, limit: Number.MAX_SAFE_INTEGER }).results;
+  const visible = authorization.filterIndexes(all, (i) => i.uid);
+  const offset = q.offset ?? 0;
+  const limit = q.limit ?? 20;
+  return { results: visible.slice(offset, offset + limit), offset, limit, total: visible.length };
+}
+
+/** `GET /stats` without the indexes the request may not see. */
+export function visibleStats(request: FastifyRequest, stats: GlobalStats): GlobalStats {
+  const authorization = requestAuthorization(request);
+  if (authorization.allIndexesAuthorized()) return stats;
+  const indexes: GlobalStats['indexes'] = {};
+  for (const [uid, s] of Object.entries(stats.indexes)) if (authorization.canAccessIndex(uid)) indexes[uid] = s;
+  return { ...stats, indexes };
+}
+
+/**
+ * `GET /tasks` restricted to visible tasks. A scoped request scans the matching tasks whole so
+ * that `total`, `from` and `next` stay exact; unrestricted requests go straight to the engine.
+ */
+export function visibleTasks(
+  request: FastifyRequest,
+  getTasks: (q: TaskListQuery) => CursorPage<Task>,
+  q: TaskListQuery,
+): CursorPage<Task> {
+  const authorization = requestAuthorization(request);
+  if (authorization.allIndexesAuthorized()) return getTasks(q);
+  const { from, limit = 20, ...filter } = q;
+  const visible: Task[] = [];
+  let cursor: number | undefined;
+  for (;;) {
+    const page = getTasks({ ...filter, limit: 1000, ...(cursor === undefined ? {} : { from: cursor }) });
+    for (const t of page.results) if (authorization.canSeeTask(t)) visible.push(t);
+    if (page.next === null || page.results.length === 0) break;
+    cursor = page.next;
+  }
+  const ascending = q.reverse === true;
+  const start = from === undefined ? 0 : visible.findIndex((t) => (ascending ? t.uid >= from : t.uid <= from));
+  const begin = start < 0 ? visible.length : start;
+  const results = visible.slice(begin, begin + limit);
+  return { results, total: visible.length, limit, from: results[0]?.uid ?? null, next: visible[begin + limit]?.uid ?? null };
+}
+
+/** One task, as `task_not_found` when the request may not see it (its existence is not revealed). */
+export function visibleTask(request: FastifyRequest, task: Task): Task {
+  if (!requestAuthorization(request).canSeeTask(task)) {
+    throw new SearchError('task_not_found', `Task \`${task.uid}\` not found.`);
+  }
+  return task;
+}
+
+// --- assembly for `search serve` -------------------------------------------------------------------
+
+export interface SecurityOptions {
+  dbPath: string;
+  env: 'development' | 'production';
+  masterKey?: string | null;
+  taskWebhookUrl?: string | null;
+  taskWebhookAuthorizationHeader?: string | null;
+  /** `--experimental-allowed-ip-networks`: `any` or a CIDR list. */
+  allowedIpNetworks?: string | null;
+  /** The scheduler whose `batchFinished` events are sent to the webhooks. */
+  scheduler: EventEmitter;
+  log: (level: 'error' | 'warn' | 'info' | 'debug', message: string) => void;
+}
+
+export interface Security {
+  guard: AccessGuard;
+  routes: RouteModule[];
+  auth: AuthController;
+  webhooks: WebhookStore;
+  notifier: WebhookNotifier;
+  /** Startup warnings (development without a master key...), never containing a secret. */
+  warnings: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Everything `search serve` needs for keys and webhooks: checks the master key for the
+ * environment (throws `MasterKeyError` in production without a valid one), sets the outbound
+ * address policy, opens the auth environment, and connects the webhook notifier to the scheduler.
+ */
+export function createSecurity(o: SecurityOptions): Security {
+  const masterKey = o.masterKey === undefined || o.masterKey === '' ? null : o.masterKey;
+  const warnings = checkMasterKey({ env: o.env, masterKey });
+  setOutboundPolicy(AddressPolicy.parse(o.allowedIpNetworks ?? null));
+  const env = AuthEnv.open(o.dbPath);
+  const auth = new AuthController(env, masterKey);
+  const webhooks = new WebhookStore(
+    env,
+    o.taskWebhookUrl ? { url: o.taskWebhookUrl, authorizationHeader: o.taskWebhookAuthorizationHeader ?? null } : null,
+  );
+  const notifier = new WebhookNotifier({ store: webhooks, log: (level, message) => o.log(level, message) });
+  const disconnect = notifyOnBatchFinished(o.scheduler, notifier);
+  return {
+    guard: createAuthGuard(auth),
+    routes: [keyRoutes(auth), webhookRoutes(webhooks)],
+    auth,
+    webhooks,
+    notifier,
+    warnings,
+    async close() {
+      disconnect();
+      await notifier.close();
+      await auth.close();
+    },
+  };
+}
