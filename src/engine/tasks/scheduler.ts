@@ -59,6 +59,13 @@ export class Scheduler extends EventEmitter {
     };
   }
 
+  private gate: ((planned: PlannedBatch) => PlannedBatch | null) | null = null;
+
+  /** The ops module holds back or reorders work while a database upgrade is pending (see ops/service.ts). */
+  setGate(gate: (planned: PlannedBatch) => PlannedBatch | null): void {
+    this.gate = gate;
+  }
+
   /** Dumps, snapshots and upgrades are provided by the ops module. */
   registerOperation(type: TaskType, processor: OperationProcessor): void {
     this.operations.set(type, processor);
@@ -129,6 +136,7 @@ export class Scheduler extends EventEmitter {
       let planned: PlannedBatch | null;
       try {
         planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, sizeOfTask);
+        if (planned && this.gate) planned = this.gate(planned);
       } catch (error) {
         this.options.log('error', `could not plan the next batch: ${(error as Error).message}`);
         planned = null;

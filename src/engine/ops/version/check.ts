@@ -6,6 +6,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { SearchError } from '../../errors.js';
 import { readVersion } from '../../store/database-dir.js';
+import { UpgradeJournal } from './journal.js';
 import { CURRENT_DB_VERSION, compareVersions, parseVersion, upgradePath } from './history.js';
 
 export type VersionStatus =
@@ -21,6 +22,12 @@ export interface VersionCheckOptions {
 
 export function checkDatabaseVersion(dbPath: string, options: VersionCheckOptions = {}): VersionStatus {
   const current = options.current ?? CURRENT_DB_VERSION;
+  // an upgrade was interrupted (kill, crash): resume it; the upgrade task starts by rolling back
+  const journal = UpgradeJournal.open(dbPath);
+  if (journal) {
+    const state = journal.state();
+    return { kind: 'upgrade', from: state.from, to: state.to };
+  }
   const found = readVersion(dbPath);
   if (found === null) {
     if (existsSync(dbPath) && readdirSync(dbPath).some((name) => name === 'indexes' || name === 'tasks'))
