@@ -21,7 +21,7 @@ import { loadOpenApi, Validator, type OpenApi, type Operation, type Schema } fro
 
 export const OPENAPI_PATH = '../shared/qdrant/openapi-v1.19.0.json';
 
-export type RouteName = 'root' | 'list' | 'info' | 'exists' | 'aliases' | 'allAliases' | 'scroll' | 'count';
+export type RouteName = 'root' | 'list' | 'info' | 'exists' | 'aliases' | 'allAliases' | 'scroll' | 'count' | 'retrieve';
 
 /** A fault answers the `nth` (1-based, counted per route) request(s) of a route instead of serving it. */
 export interface FaultRule {
@@ -91,6 +91,7 @@ const ROUTES: Route[] = [
   { name: 'exists', method: 'GET', pattern: /^\/collections\/([^/]+)\/exists$/, openApiPath: '/collections/{collection_name}/exists' },
   { name: 'aliases', method: 'GET', pattern: /^\/collections\/([^/]+)\/aliases$/, openApiPath: '/collections/{collection_name}/aliases' },
   { name: 'scroll', method: 'POST', pattern: /^\/collections\/([^/]+)\/points\/scroll$/, openApiPath: '/collections/{collection_name}/points/scroll' },
+  { name: 'retrieve', method: 'POST', pattern: /^\/collections\/([^/]+)\/points$/, openApiPath: '/collections/{collection_name}/points' },
   { name: 'count', method: 'POST', pattern: /^\/collections\/([^/]+)\/points\/count$/, openApiPath: '/collections/{collection_name}/points/count' },
 ];
 
@@ -145,6 +146,17 @@ export async function startQdrantServer(options: QdrantServerOptions): Promise<Q
         return collectionInfo(collection(name));
       case 'count':
         return { count: collection(name).points.count };
+      case 'retrieve': {
+        const c = collection(name);
+        const b = body as ScrollBody & { ids: Array<bigint | number | string> };
+        const out: unknown[] = [];
+        for (const raw of b.ids) {
+          const id: PointId = typeof raw === 'string' ? normalizeUuid(raw) : BigInt(raw);
+          const i = lowerBound(c.points, id);
+          if (i < c.points.count && compareIds(c.points.id(i), id) === 0) out.push(renderPoint(c, c.points.at(i), { ...b, with_vector: b.with_vector ?? false }));
+        }
+        return out;
+      }
       case 'scroll': {
         const c = collection(name);
         const n = counts.scroll;

@@ -82,6 +82,18 @@ export class QdrantSource {
     return Number(r.count);
   }
 
+  /** Points by id (`POST /collections/{name}/points`), for verification. */
+  async retrieve(collection: string, ids: string[], withVector: boolean | string[]): Promise<QdrantPoint[]> {
+    const r = await this.http.post<Array<{ id: unknown; payload?: Record<string, unknown> | null; vector?: unknown }>>(
+      `/collections/${encodeURIComponent(collection)}/points`,
+      { ids: ids.map(offsetToWire), with_payload: true, with_vector: withVector },
+    );
+    return r.map((p) => {
+      const { id, kind } = idToString(p.id);
+      return { id, idKind: kind, payload: p.payload ?? null, vector: p.vector ?? null };
+    });
+  }
+
   async *scroll(collection: string, o: ScrollOptions): AsyncGenerator<ScrollPage> {
     let offset = o.start;
     for (;;) {
