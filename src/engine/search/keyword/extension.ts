@@ -1,0 +1,234 @@
+/**
+ * The keyword `IndexExtension`: derives the keyword databases (see layout.ts) from documents.
+ *
+ * A batch accumulates per-key deltas (docids added and removed) in maps, then merges each touched
+ * posting list once into LMDB; when the deltas grow past a bound they are merged early, so memory
+ * stays bounded whatever the payload size. Removals use the stored extraction of the document
+ * (`kw-docs`), so an update or deletion removes exactly what was indexed.
+ */
+import roaring from 'roaring';
+import type { Database } from 'lmdb';
+import type { IndexExtension, DocumentChange, ApplyContext } from '../../index/extension.js';
+import type { IndexStore } from '../../index/store.js';
+import type { Settings } from '../../settings/types.js';
+import type { Document } from '../../types.js';
+import { HARD_GAP } from '../../text/tokenize.js';
+import { analyzerFor, type Analyzer } from './analyzer.js';
+import { forEachValue, isSearchable, localesFor } from './fields.js';
+import { bumpKeywordGeneration, keywordDbs, prefixesOf, wordFidKey, type DocEntry, type KeywordDbs } from './layout.js';
+
+const { RoaringBitmap32 } = roaring;
+
+/** Pending postings after which deltas are merged into LMDB mid-batch. */
+const FLUSH_THRESHOLD = 2_000_000;
+/** Positions beyond this in a field are not indexed (as Meilisearch caps positions per attribute). */
+const MAX_POSITION = 65_535;
+
+interface Delta {
+  add: number[];
+  del: number[];
+}
+
+class DeltaMap {
+  readonly map = new Map<string, Delta>();
+  size = 0;
+  add(key: string, docid: number): void {
+    this.entry(key).add.push(docid);
+    this.size++;
+  }
+  del(key: string, docid: number): void {
+    this.entry(key).del.push(docid);
+    this.size++;
+  }
+  private entry(key: string): Delta {
+    let d = this.map.get(key);
+    if (!d) {
+      d = { add: [], del: [] };
+      this.map.set(key, d);
+    }
+    return d;
+  }
+  mergeInto(db: Database<Buffer, string>): void {
+    for (const [key, delta] of this.map) {
+      const raw = db.get(key);
+      const bitmap = raw ? RoaringBitmap32.deserialize(raw, true) : new RoaringBitmap32();
+      if (delta.del.length) bitmap.removeMany(delta.del);
+      if (delta.add.length) bitmap.addMany(delta.add);
+      if (bitmap.isEmpty) {
+        if (raw) db.removeSync(key);
+      } else db.putSync(key, bitmap.serialize(true) as unknown as Buffer);
+    }
+    this.map.clear();
+    this.size = 0;
+  }
+}
+
+/** The keys one document contributes to each database. */
+interface DocKeys {
+  words: Set<string>;
+  exact: Set<string>;
+  prefixes: Set<string>;
+  wordFids: Set<string>;
+}
+
+class FieldIds {
+  private readonly ids = new Map<string, number>();
+  dirty = false;
+  constructor(readonly paths: string[]) {
+    paths.forEach((p, i) => this.ids.set(p, i));
+  }
+  idOf(path: string): number {
+    let id = this.ids.get(path);
+    if (id === undefined) {
+      id = this.paths.length;
+      this.paths.push(path);
+      this.ids.set(path, id);
+      this.dirty = true;
+    }
+    return id;
+  }
+}
+
+export function loadFieldPaths(dbs: KeywordDbs): string[] {
+  return [...((dbs.meta.get('fields') as string[] | undefined) ?? [])];
+}
+
+/** Extract the searchable words of a document with their positions, per field. */
+export function extractDocument(doc: Document, analyzer: Analyzer, fields: FieldIds): DocEntry {
+  const settings = analyzer.settings;
+  const perField = new Map<number, { words: string[]; positions: number[]; next: number }>();
+  forEachValue(doc, (path, text) => {
+    if (!isSearchable(path, settings.searchableAttributes)) return;
+    const fid = fields.idOf(path);
+    let f = perField.get(fid);
+    if (!f) {
+      f = { words: [], positions: [], next: 0 };
+      perField.set(fid, f);
+    }
+    const tokens = analyzer.tokenizer.tokenize(text, localesFor(path, settings.localizedAttributes), f.next);
+    for (const t of tokens) {
+      if (t.position > MAX_POSITION) break;
+      if (t.stop) continue;
+      f.words.push(t.word);
+      f.positions.push(t.position);
+    }
+    if (tokens.length > 0) f.next = tokens[tokens.length - 1]!.position + HARD_GAP;
+  });
+  const entry: DocEntry = [];
+  for (const [fid, f] of perField) if (f.words.length > 0) entry.push([fid, f.words, f.positions]);
+  return entry;
+}
+
+function keysOf(entry: DocEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
+  const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set() };
+  for (const [fid, words] of entry) {
+    const exact = analyzer.isExactAttribute(paths[fid] ?? '');
+    const target = exact ? keys.exact : keys.words;
+    for (const w of words) {
+      if (target.has(w)) {
+        keys.wordFids.add(wordFidKey(w, fid));
+        continue;
+      }
+      target.add(w);
+      keys.wordFids.add(wordFidKey(w, fid));
+      if (prefixSearch) prefixesOf(w, keys.prefixes);
+    }
+  }
+  return keys;
+}
+
+function diff(before: Set<string> | undefined, after: Set<string> | undefined, docid: number, deltas: DeltaMap): void {
+  if (before) for (const k of before) if (!after?.has(k)) deltas.del(k, docid);
+  if (after) for (const k of after) if (!before?.has(k)) deltas.add(k, docid);
+}
+
+class BatchWriter {
+  readonly words = new DeltaMap();
+  readonly exact = new DeltaMap();
+  readonly prefixes = new DeltaMap();
+  readonly wordFids = new DeltaMap();
+  readonly analyzer: Analyzer;
+  readonly fields: FieldIds;
+  private readonly prefixSearch: boolean;
+
+  constructor(private readonly dbs: KeywordDbs, settings: Settings) {
+    this.analyzer = analyzerFor(settings);
+    this.fields = new FieldIds(loadFieldPaths(dbs));
+    this.prefixSearch = settings.prefixSearch !== 'disabled';
+  }
+
+  change(change: DocumentChange): void {
+    const old = this.dbs.docs.get(change.docid);
+    const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
+    const paths = this.fields.paths;
+    const a = old ? keysOf(old, this.analyzer, paths, this.prefixSearch) : undefined;
+    const b = next ? keysOf(next, this.analyzer, paths, this.prefixSearch) : undefined;
+    diff(a?.words, b?.words, change.docid, this.words);
+    diff(a?.exact, b?.exact, change.docid, this.exact);
+    diff(a?.prefixes, b?.prefixes, change.docid, this.prefixes);
+    diff(a?.wordFids, b?.wordFids, change.docid, this.wordFids);
+    if (next && next.length > 0) this.dbs.docs.putSync(change.docid, next);
+    else if (old) this.dbs.docs.removeSync(change.docid);
+    if (this.pending() > FLUSH_THRESHOLD) this.flush();
+  }
+
+  pending(): number {
+    return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size;
+  }
+
+  flush(): void {
+    this.words.mergeInto(this.dbs.words);
+    this.exact.mergeInto(this.dbs.exactWords);
+    this.prefixes.mergeInto(this.dbs.prefixes);
+    this.wordFids.mergeInto(this.dbs.wordFids);
+    if (this.fields.dirty) {
+      this.dbs.meta.putSync('fields', this.fields.paths);
+      this.fields.dirty = false;
+    }
+  }
+}
+
+/** Settings whose change alters what is extracted, so every document must be re-extracted. */
+function textSettingsKey(s: Settings): string {
+  return JSON.stringify([
+    s.searchableAttributes,
+    s.stopWords,
+    s.separatorTokens,
+    s.nonSeparatorTokens,
+    s.dictionary,
+    s.localizedAttributes,
+    s.proximityPrecision,
+    s.prefixSearch,
+    s.typoTolerance.disableOnAttributes,
+  ]);
+}
+
+export const keywordExtension: IndexExtension = {
+  name: 'keyword',
+
+  open(store: IndexStore): void {
+    keywordDbs(store);
+  },
+
+  apply(changes: readonly DocumentChange[], ctx: ApplyContext): void {
+    const dbs = keywordDbs(ctx.store);
+    const writer = new BatchWriter(dbs, ctx.settings);
+    for (const change of changes) writer.change(change);
+    writer.flush();
+    bumpKeywordGeneration(ctx.store);
+  },
+
+  clear(store: IndexStore): void {
+    const dbs = keywordDbs(store);
+    dbs.words.clearSync();
+    dbs.exactWords.clearSync();
+    dbs.prefixes.clearSync();
+    dbs.wordFids.clearSync();
+    dbs.docs.clearSync();
+    bumpKeywordGeneration(store);
+  },
+
+  needsReindex(before: Settings, after: Settings): boolean {
+    return textSettingsKey(before) !== textSettingsKey(after);
+  },
+};

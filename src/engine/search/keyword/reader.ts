@@ -1,0 +1,125 @@
+/**
+ * Read side of the keyword databases, with the caches a search needs: the typo dictionary (the
+ * sorted keys of `kw-words`) and recently decoded posting lists. Both are dropped when the
+ * keyword generation of the store changes (any batch touching the keyword databases).
+ */
+import roaring from 'roaring';
+import type { Bitmap, IndexStore } from '../../index/store.js';
+import { WordDictionary } from '../../text/typo.js';
+import { keywordDbs, keywordGeneration, wordFidKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { loadFieldPaths } from './extension.js';
+
+const { RoaringBitmap32 } = roaring;
+const EMPTY = new RoaringBitmap32();
+/** Decoded posting lists kept per index; the hot words of a workload fit easily. */
+const BITMAP_CACHE_SIZE = 4096;
+
+export class KeywordReader {
+  readonly dbs: KeywordDbs;
+  private generation = -1;
+  private dict: WordDictionary | null = null;
+  private paths: string[] | null = null;
+  private readonly bitmaps = new Map<string, Bitmap>();
+
+  constructor(readonly store: IndexStore) {
+    this.dbs = keywordDbs(store);
+  }
+
+  private refresh(): void {
+    const g = keywordGeneration(this.store);
+    if (g === this.generation) return;
+    this.generation = g;
+    this.dict = null;
+    this.paths = null;
+    this.bitmaps.clear();
+  }
+
+  dictionary(): WordDictionary {
+    this.refresh();
+    if (!this.dict) {
+      const words: string[] = [];
+      for (const key of this.dbs.words.getKeys()) words.push(key as string);
+      // LMDB orders by UTF-8 bytes; the automaton walks UTF-16 code units.
+      words.sort();
+      this.dict = new WordDictionary(words);
+    }
+    return this.dict;
+  }
+
+  fieldPaths(): string[] {
+    this.refresh();
+    if (!this.paths) this.paths = loadFieldPaths(this.dbs);
+    return this.paths;
+  }
+
+  private cached(kind: string, key: string, load: () => Buffer | undefined): Bitmap {
+    this.refresh();
+    const k = kind + key;
+    let b = this.bitmaps.get(k);
+    if (b) {
+      // Refresh recency.
+      this.bitmaps.delete(k);
+      this.bitmaps.set(k, b);
+      return b;
+    }
+    const raw = load();
+    b = raw ? RoaringBitmap32.deserialize(raw, true) : EMPTY;
+    if (this.bitmaps.size >= BITMAP_CACHE_SIZE) this.bitmaps.delete(this.bitmaps.keys().next().value!);
+    this.bitmaps.set(k, b);
+    return b;
+  }
+
+  /** Docids of a typo-tolerant word. Shared: never mutate. */
+  word(word: string): Bitmap {
+    return this.cached('w', word, () => this.dbs.words.get(word));
+  }
+
+  /** Docids of a word in exact-only attributes. Shared: never mutate. */
+  exactWord(word: string): Bitmap {
+    return this.cached('e', word, () => this.dbs.exactWords.get(word));
+  }
+
+  /** Docids of a word in any attribute. */
+  anyWord(word: string): Bitmap {
+    const a = this.word(word);
+    const b = this.exactWord(word);
+    if (b.isEmpty) return a;
+    if (a.isEmpty) return b;
+    return RoaringBitmap32.or(a, b);
+  }
+
+  prefix(prefix: string): Bitmap {
+    return this.cached('p', prefix, () => this.dbs.prefixes.get(prefix));
+  }
+
+  wordInField(word: string, fid: number): Bitmap {
+    return this.cached('f', wordFidKey(word, fid), () => this.dbs.wordFids.get(wordFidKey(word, fid)));
+  }
+
+  private exactKnown: boolean | null = null;
+  private exactGeneration = -1;
+
+  hasExactWords(): boolean {
+    this.refresh();
+    if (this.exactGeneration !== this.generation || this.exactKnown === null) {
+      this.exactGeneration = this.generation;
+      this.exactKnown = this.dbs.exactWords.getKeysCount({ limit: 1 }) > 0;
+    }
+    return this.exactKnown;
+  }
+
+  doc(docid: number): DocEntry | undefined {
+    return this.dbs.docs.get(docid);
+  }
+}
+
+const readers = new WeakMap<IndexStore, KeywordReader>();
+
+export function keywordReader(store: IndexStore): KeywordReader {
+  let r = readers.get(store);
+  if (!r) {
+    r = new KeywordReader(store);
+    readers.set(store, r);
+  }
+  return r;
+}

@@ -1,0 +1,69 @@
+/**
+ * The bucket sort: apply the ranking rules in order, each splitting the current bucket into
+ * ordered sub-buckets, depth first, until enough documents are ranked. Documents of a final
+ * bucket keep docid order. With a ranking score threshold, buckets whose best reachable score is
+ * below it are skipped, and the documents above it are counted.
+ */
+import type { RuleDetail } from './score.js';
+import { globalScore, upperBound } from './score.js';
+import { sizeOf, toArray, type Docids, type RankingContext, type RankingRule } from './rules.js';
+
+export interface RankedHit {
+  docid: number;
+  details: RuleDetail[];
+  score: number;
+}
+
+export interface BucketSortResult {
+  hits: RankedHit[];
+  /** Documents above the threshold (only counted when a threshold is set). */
+  aboveThreshold: number;
+  /** True when the search stopped early because of `searchCutoffMs`. */
+  degraded: boolean;
+}
+
+export function bucketSort(
+  rules: readonly RankingRule[],
+  universe: Docids,
+  ctx: RankingContext,
+  options: { want: number; threshold: number | null; deadline: number | null; distinct?: (docid: number) => boolean },
+): BucketSortResult {
+  const hits: RankedHit[] = [];
+  let counted = 0;
+  let stop = false;
+  let degraded = false;
+  const active = ctx.terms.map((_, i) => i);
+  let steps = 0;
+
+  const emit = (docids: Docids, details: RuleDetail[]) => {
+    const score = globalScore(details);
+    if (options.threshold !== null && score < options.threshold) return;
+    for (const docid of toArray(docids)) {
+      if (options.distinct && !options.distinct(docid)) continue;
+      counted++;
+      if (hits.length < options.want) hits.push({ docid, details, score });
+      else if (options.threshold === null) {
+        stop = true;
+        return;
+      }
+    }
+  };
+
+  const visit = (level: number, docids: Docids, act: number[], details: RuleDetail[]) => {
+    if (stop || sizeOf(docids) === 0) return;
+    if (options.threshold !== null && upperBound(details) < options.threshold) return;
+    if (options.deadline !== null && ++steps % 16 === 0 && Date.now() > options.deadline) {
+      // Out of time: what is left of this bucket keeps its current order.
+      degraded = true;
+      emit(docids, details);
+      return;
+    }
+    if (level === rules.length) return emit(docids, details);
+    for (const b of rules[level]!.split(docids, act, ctx)) {
+      visit(level + 1, b.docids, b.active, [...details, b.detail]);
+      if (stop) return;
+    }
+  };
+  visit(0, universe, active, []);
+  return { hits, aboveThreshold: counted, degraded };
+}

@@ -1,0 +1,287 @@
+/**
+ * The ranking rules, each splitting a bucket of documents into ordered sub-buckets with the rank
+ * each sub-bucket earns. `words` and `typo` work on posting lists; the position-based rules
+ * (proximity, attributeRank, wordPosition, exactness) score each document of the bucket from its
+ * stored positions; sort criteria delegate to the sort module.
+ */
+import roaring from 'roaring';
+import type { Bitmap, IndexStore } from '../../index/store.js';
+import type { Settings } from '../../settings/types.js';
+import type { ResolvedTerm } from '../query/resolve.js';
+import type { MatchAnalyzer, Occurrence } from './matches.js';
+import type { RuleDetail } from './score.js';
+import { sortBuckets, type SortCriterion } from './sort.js';
+
+const { RoaringBitmap32 } = roaring;
+
+export type Docids = Bitmap | number[];
+
+export interface Bucket {
+  docids: Docids;
+  /** Indices of the query terms this bucket must match (set by `words`). */
+  active: number[];
+  detail: RuleDetail;
+}
+
+export interface RankingContext {
+  store: IndexStore;
+  settings: Settings;
+  terms: readonly ResolvedTerm[];
+  matches: MatchAnalyzer;
+  matchingStrategy: 'last' | 'all' | 'frequency';
+  /** Attribute rank of a field id, and the number of ranks. */
+  fidRank: (fid: number) => number;
+  maxFidRank: number;
+}
+
+export interface RankingRule {
+  key: string;
+  /** Rules that need query terms are skipped for placeholder searches. */
+  needsTerms: boolean;
+  split(docids: Docids, active: number[], ctx: RankingContext): Iterable<Bucket>;
+}
+
+export function toBitmap(d: Docids): Bitmap {
+  return Array.isArray(d) ? new RoaringBitmap32(d) : d;
+}
+
+export function toArray(d: Docids): number[] {
+  return Array.isArray(d) ? d : Array.from(d.toUint32Array());
+}
+
+export function sizeOf(d: Docids): number {
+  return Array.isArray(d) ? d.length : d.size;
+}
+
+/** Order in which terms are dropped by the `words` rule. */
+function removalOrder(ctx: RankingContext): number[] {
+  const idx = ctx.terms.map((_, i) => i);
+  if (ctx.matchingStrategy === 'frequency') {
+    return idx.sort((a, b) => ctx.terms[b]!.all.size - ctx.terms[a]!.all.size || b - a);
+  }
+  return idx.reverse();
+}
+
+const words: RankingRule = {
+  key: 'words',
+  needsTerms: true,
+  *split(docids, _active, ctx) {
+    const input = toBitmap(docids);
+    const n = ctx.terms.length;
+    const removal = removalOrder(ctx);
+    let remaining = input.clone();
+    const minKept = ctx.matchingStrategy === 'all' ? n : 1;
+    for (let kept = n; kept >= minKept && !remaining.isEmpty; kept--) {
+      const dropped = new Set(removal.slice(0, n - kept));
+      const active = ctx.terms.map((_, i) => i).filter((i) => !dropped.has(i));
+      let bucket = remaining.clone();
+      for (const i of active) bucket = RoaringBitmap32.and(bucket, ctx.terms[i]!.all);
+      if (bucket.isEmpty) continue;
+      remaining = RoaringBitmap32.andNot(remaining, bucket);
+      yield { docids: bucket, active, detail: { key: 'words', rank: kept, maxRank: n, extra: { matchingWords: kept, maxMatchingWords: n } } };
+    }
+  },
+};
+
+const typo: RankingRule = {
+  key: 'typo',
+  needsTerms: true,
+  *split(docids, active, ctx) {
+    let buckets: Bitmap[] = [toBitmap(docids)];
+    let max = 0;
+    for (const i of active) {
+      const term = ctx.terms[i]!;
+      max += term.maxTypos;
+      const next: Bitmap[] = [];
+      buckets.forEach((b, t) => {
+        if (b.isEmpty) return;
+        term.levels.forEach((level, k) => {
+          const part = RoaringBitmap32.and(b, level);
+          if (part.isEmpty) return;
+          const at = t + k;
+          next[at] = next[at] ? RoaringBitmap32.or(next[at]!, part) : part;
+        });
+      });
+      buckets = next;
+    }
+    for (let t = 0; t < buckets.length; t++) {
+      const b = buckets[t];
+      if (!b || b.isEmpty) continue;
+      const maxTypo = Math.max(max, t);
+      yield { docids: b, active, detail: { key: 'typo', rank: maxTypo + 1 - t, maxRank: maxTypo + 1, extra: { typoCount: t, maxTypoCount: maxTypo } } };
+    }
+  },
+};
+
+/** Group documents by a per-document cost, cheapest first. */
+function* byCost(docids: Docids, active: number[], cost: (docid: number) => number, detail: (cost: number) => RuleDetail): Iterable<Bucket> {
+  const groups = new Map<number, number[]>();
+  for (const d of toArray(docids)) {
+    const c = cost(d);
+    const g = groups.get(c);
+    if (g) g.push(d);
+    else groups.set(c, [d]);
+  }
+  for (const c of [...groups.keys()].sort((a, b) => a - b)) yield { docids: groups.get(c)!, active, detail: detail(c) };
+}
+
+const MAX_PAIR_COST = 7;
+
+function pairCost(a: Occurrence[], b: Occurrence[]): number {
+  let best = MAX_PAIR_COST;
+  for (const x of a) {
+    for (const y of b) {
+      if (x.fid !== y.fid) continue;
+      const d = y.position >= x.position ? y.position - x.position : x.position - y.position + 1;
+      const c = Math.min(Math.max(d, 1), MAX_PAIR_COST + 1) - 1;
+      if (c < best) {
+        best = c;
+        if (best === 0) return 0;
+      }
+    }
+  }
+  return best;
+}
+
+const proximity: RankingRule = {
+  key: 'proximity',
+  needsTerms: true,
+  split(docids, active, ctx) {
+    const pairs = Math.max(0, active.length - 1);
+    const maxRank = pairs * MAX_PAIR_COST + 1;
+    if (pairs === 0) return [{ docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } }];
+    return byCost(
+      docids,
+      active,
+      (d) => {
+        const occ = ctx.matches.get(d).occurrences;
+        let cost = 0;
+        for (let k = 0; k + 1 < active.length; k++) cost += pairCost(occ[active[k]!]!, occ[active[k + 1]!]!);
+        return cost;
+      },
+      (c) => ({ key: 'proximity', rank: maxRank - c, maxRank }),
+    );
+  },
+};
+
+const attributeRank: RankingRule = {
+  key: 'attributeRank',
+  needsTerms: true,
+  split(docids, active, ctx) {
+    const per = ctx.maxFidRank;
+    const maxRank = active.length * (per - 1) + 1;
+    if (per <= 1) return [{ docids, active, detail: { key: 'attributeRank', rank: 1, maxRank: 1 } }];
+    return byCost(
+      docids,
+      active,
+      (d) => {
+        const occ = ctx.matches.get(d).occurrences;
+        let cost = 0;
+        for (const i of active) {
+          let best = per - 1;
+          for (const o of occ[i]!) best = Math.min(best, ctx.fidRank(o.fid));
+          cost += best;
+        }
+        return cost;
+      },
+      (c) => ({ key: 'attributeRank', rank: maxRank - c, maxRank }),
+    );
+  },
+};
+
+/** Position buckets: exact below 8, then logarithmic, as far positions matter less and less. */
+const MAX_POSITION_BUCKET = 16;
+function positionBucket(p: number): number {
+  if (p < 8) return p;
+  return Math.min(MAX_POSITION_BUCKET, 8 + Math.floor(Math.log2(p / 8) * 2));
+}
+
+const wordPosition: RankingRule = {
+  key: 'wordPosition',
+  needsTerms: true,
+  split(docids, active, ctx) {
+    const maxRank = active.length * MAX_POSITION_BUCKET + 1;
+    return byCost(
+      docids,
+      active,
+      (d) => {
+        const occ = ctx.matches.get(d).occurrences;
+        let cost = 0;
+        for (const i of active) {
+          let best = MAX_POSITION_BUCKET;
+          for (const o of occ[i]!) best = Math.min(best, positionBucket(o.position));
+          cost += best;
+        }
+        return cost;
+      },
+      (c) => ({ key: 'wordPosition', rank: maxRank - c, maxRank }),
+    );
+  },
+};
+
+function queryWords(ctx: RankingContext, active: number[]): string[] {
+  return active.flatMap((i) => {
+    const t = ctx.terms[i]!.term;
+    return t.kind === 'word' ? [t.word] : t.words.filter((w): w is string => w !== null);
+  });
+}
+
+const exactness: RankingRule = {
+  key: 'exactness',
+  needsTerms: true,
+  split(docids, active, ctx) {
+    const wanted = queryWords(ctx, active);
+    const n = active.length;
+    const maxRank = n + 3;
+    const startsWith = (words: string[], from: number) => wanted.every((w, k) => words[from + k] === w);
+    return byCost(
+      docids,
+      active,
+      (d) => {
+        const m = ctx.matches.get(d);
+        let start = false;
+        for (const [, words, positions] of m.entry) {
+          // Each value of an array (or sentence after a hard separator) is checked on its own.
+          let from = 0;
+          for (let i = 1; i <= words.length; i++) {
+            if (i === words.length || positions[i]! - positions[i - 1]! >= 8) {
+              if (i - from === wanted.length && startsWith(words, from)) return 0;
+              if (from === 0 && startsWith(words, from)) start = true;
+              from = i;
+            }
+          }
+          if (startsWith(words, 0)) start = true;
+        }
+        if (start) return 1;
+        let exact = 0;
+        for (const i of active) if (m.occurrences[i]!.some((o) => o.exact)) exact++;
+        return 2 + (n - exact);
+      },
+      (c) => ({
+        key: 'exactness',
+        rank: maxRank - c,
+        maxRank,
+        extra:
+          c === 0
+            ? { matchType: 'exactMatch' }
+            : c === 1
+              ? { matchType: 'matchesStart' }
+              : { matchType: 'noExactMatch', matchingWords: n - (c - 2), maxMatchingWords: n },
+      }),
+    );
+  },
+};
+
+/** One sort criterion as a rule; `sort` expands to one of these per criterion, in order. */
+export function sortRule(criterion: SortCriterion): RankingRule {
+  const key = `${criterion.field}:${criterion.order}`;
+  return {
+    key,
+    needsTerms: false,
+    *split(docids, active, ctx) {
+      for (const b of sortBuckets(ctx.store, toArray(docids), criterion)) yield { docids: b.docids, active, detail: { key, extra: { value: b.value } } };
+    },
+  };
+}
+
+export const BUILTIN_RULES: Record<string, RankingRule> = { words, typo, proximity, attributeRank, wordPosition, exactness };
