@@ -8,7 +8,7 @@
  * task queue (same uids), batches, API keys and webhooks.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { AuthEnv } from '../../auth/auth-env.js';
@@ -56,6 +56,7 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
     );
   }
   const parent = dirname(resolve(dbPath));
+  await mkdir(parent, { recursive: true });
   const reader = await DumpReader.open(file, { workDir: parent });
   const staging = await mkdtemp(join(parent, `.${basename(resolve(dbPath))}.import-`));
   let engine: Engine | null = null;

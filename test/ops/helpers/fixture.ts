@@ -1,0 +1,61 @@
+/**
+ * A populated database for the ops tests: two indexes of real data (films with 8-d vectors drawn
+ * from GloVe, books), settings, API keys, a webhook, finished and failed tasks.
+ */
+import { readFileSync, openSync, readSync, closeSync } from 'node:fs';
+import { AuthEnv } from '../../../src/engine/auth/auth-env.js';
+import type { Engine } from '../../../src/engine/engine.js';
+import type { Document } from '../../../src/engine/types.js';
+
+export const movies: Document[] = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8'));
+export const books: Document[] = JSON.parse(readFileSync('../shared/data/meili-datasets/books.json', 'utf8'));
+
+/** The first `count` GloVe vectors, `dims` components each (the file is 100-d float32 rows). */
+export function gloveVectors(count: number, dims = 100): number[][] {
+  const fd = openSync('../shared/data/glove-100/base.f32', 'r');
+  try {
+    const buffer = Buffer.alloc(count * 400);
+    readSync(fd, buffer, 0, buffer.length, 0);
+    const all = new Float32Array(buffer.buffer, buffer.byteOffset, count * 100);
+    return Array.from({ length: count }, (_, i) => Array.from(all.subarray(i * 100, i * 100 + dims)));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export const KEY = {
+  uid: '7a5d9c1e-3b1f-4c2e-9a0d-5e6f7a8b9c0d',
+  name: 'films-search',
+  description: 'search the films',
+  actions: ['search', 'documents.get'],
+  indexes: ['films'],
+  expiresAt: null,
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
+};
+export const WEBHOOK = { uuid: '0e4f3c2b-1a09-4876-8543-21fedcba9876', url: 'http://127.0.0.1:9/tasks', headers: { authorization: 'Bearer hook' } };
+
+export async function populate(engine: Engine, auth: AuthEnv, filmCount = 1500): Promise<void> {
+  const vectors = gloveVectors(filmCount, 8);
+  const films = movies.slice(0, filmCount).map((m, i) => ({ ...m, _vectors: { glove: vectors[i]! } }));
+  const tasks = [
+    await engine.updateSettings('films', { searchableAttributes: ['title', 'extract', 'cast'], filterableAttributes: ['year', 'genres'], sortableAttributes: ['year'] } as never),
+    await engine.addDocuments('films', films),
+    await engine.addDocuments('films', [{ id: movies[0]!.id, year: 1901 }], { method: 'update' }),
+    await engine.deleteDocuments('films', [String(movies[1]!.id)]),
+    await engine.addDocuments('books', books, { primaryKey: 'isbn13' }),
+    await engine.updateSettings('books', { rankingRules: ['words', 'typo', 'sort', 'proximity', 'attribute', 'exactness'] } as never),
+    await engine.addDocuments('books', [{ isbn13: 'not an id!' }]), // fails: invalid id
+  ];
+  for (const t of tasks) await engine.waitForTask(t.taskUid, { timeoutMs: 120_000 });
+  await auth.keys.put(KEY.uid, KEY as never);
+  await auth.webhooks.put(WEBHOOK.uuid, { url: WEBHOOK.url, headers: WEBHOOK.headers });
+}
+
+/** Every document of an index, in primary key order, with vectors. */
+export function allDocuments(engine: Engine, uid: string): Document[] {
+  const total = engine.indexStats(uid).numberOfDocuments;
+  const pk = engine.getIndex(uid).primaryKey!;
+  const docs = engine.getDocuments(uid, { limit: total + 1, retrieveVectors: true }).results;
+  return docs.sort((a, b) => String(a[pk]).localeCompare(String(b[pk])));
+}
