@@ -64,6 +64,7 @@ const EXPLICIT: Record<string, ErrorKind> = {
   invalid_vector_dimensions: { status: 400, type: 'invalid_request' },
   invalid_vectors_type: { status: 400, type: 'invalid_request' },
   invalid_embedder: { status: 400, type: 'invalid_request' },
+  not_found_similar_id: { status: 400, type: 'invalid_request' },
   // auth
   missing_authorization_header: { status: 401, type: 'auth' },
   invalid_api_key: { status: 403, type: 'auth' },

@@ -1,0 +1,292 @@
+/**
+ * The semantic side of search and the hybrid merge.
+ *
+ * Search parameters `vector`, `hybrid: {embedder, semanticRatio}` and `retrieveVectors` are
+ * validated here (`parseSemanticParams`). `semanticRanking` ranks documents by similarity to a
+ * query vector (given, or embedded from `q`) within an optional filter bitmap, honouring
+ * `rankingScoreThreshold`. `hybridSearch` runs the keyword side through a callback and merges:
+ *
+ *   - semanticRatio 0: keyword results only; 1: semantic results only;
+ *   - in between, both lists (each already sorted) are merged by score weighted by the ratio
+ *     (keyword score x (1 - ratio), semantic score x ratio), the semantic hit first on ties,
+ *     each document kept once at its best place; `semanticHitCount` counts the returned hits
+ *     that came from the semantic side;
+ *   - when the keyword results already fill the page with scores good enough that no semantic
+ *     hit could outrank them, the query is not embedded at all;
+ *   - when embedding the query fails, hybrid search answers with the keyword results (a
+ *     semantic-only search fails with `vector_embedding_error`).
+ *
+ * Everything here works on ranked docids; formatting hits (attributes, highlighting, facets)
+ * stays with the keyword search module, which calls these functions.
+ */
+import { SearchError } from '../errors.js';
+import { embedderFor, shiftScore, type Distribution } from '../embedders/index.js';
+import { describeValue } from '../embedders/settings.js';
+import type { Bitmap, IndexStore } from '../index/store.js';
+import { RoaringBitmap32 } from '../index/store.js';
+import type { Settings } from '../settings/types.js';
+import { vectorsExtension, type VectorsExtension } from '../vector/extension.js';
+
+export interface RankedHit {
+  docid: number;
+  /** The ranking score in [0, 1] (`_rankingScore`). */
+  score: number;
+  /** `_rankingScoreDetails` contribution, e.g. `{vectorSort: {order, similarity}}`. */
+  details?: Record<string, unknown>;
+  /** True when the hit comes from the semantic side. */
+  semantic?: boolean;
+}
+
+export interface Ranking {
+  hits: RankedHit[];
+  /** Every document matching the query (for estimatedTotalHits, facets). */
+  candidates: Bitmap;
+}
+
+export interface SemanticParams {
+  embedder: string;
+  /** 0 = keyword only, 1 = semantic only. */
+  semanticRatio: number;
+  vector?: Float32Array;
+}
+
+/** What search needs from an index. */
+export interface SearchableIndex {
+  store: IndexStore;
+  settings: Settings;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Validate `hybrid`, `vector` and `retrieveVectors` of a search body. Returns null for a plain
+ * keyword search. `prefix` is `search` or `similar`, for error codes.
+ */
+export function parseSemanticParams(body: Record<string, unknown>, settings: Settings): SemanticParams | null {
+  const { hybrid, vector, retrieveVectors } = body;
+  if (retrieveVectors !== undefined && retrieveVectors !== null && typeof retrieveVectors !== 'boolean')
+    throw new SearchError('invalid_search_retrieve_vectors', `Invalid value type at \`.retrieveVectors\`: expected a boolean, but found ${describeValue(retrieveVectors)}`);
+  const parsedVector = vector === undefined || vector === null ? undefined : parseVector(vector, '.vector', 'invalid_search_vector');
+  if (hybrid === undefined || hybrid === null) {
+    if (parsedVector) throw new SearchError('missing_search_hybrid', 'Passing `vector` as a parameter requires `hybrid` to be set.');
+    return null;
+  }
+  if (!isObject(hybrid))
+    throw new SearchError('invalid_search_hybrid_query', `Invalid value type at \`.hybrid\`: expected an object, but found ${describeValue(hybrid)}`);
+  for (const key of Object.keys(hybrid))
+    if (key !== 'embedder' && key !== 'semanticRatio')
+      throw new SearchError('invalid_search_hybrid_query', `Unknown field \`${key}\` inside \`.hybrid\`: expected one of \`semanticRatio\`, \`embedder\``);
+  const ratio = hybrid.semanticRatio ?? 0.5;
+  if (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 1))
+    throw new SearchError(
+      'invalid_search_semantic_ratio',
+      'Invalid value at `.hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.',
+    );
+  if (hybrid.embedder === undefined) throw new SearchError('invalid_search_hybrid_query', 'Missing field `embedder` inside `.hybrid`');
+  if (typeof hybrid.embedder !== 'string')
+    throw new SearchError('invalid_search_embedder', `Invalid value type at \`.hybrid.embedder\`: expected a string, but found ${describeValue(hybrid.embedder)}`);
+  const embedder = checkEmbedder(hybrid.embedder, settings, 'invalid_search_embedder');
+  if (parsedVector) checkDimensions(parsedVector, embedder, settings);
+  return { embedder, semanticRatio: ratio, vector: parsedVector };
+}
+
+export function checkEmbedder(name: string, settings: Settings, code: string): string {
+  if (!(name in settings.embedders)) throw new SearchError(code, `Cannot find embedder with name \`${name}\`.`);
+  return name;
+}
+
+function parseVector(value: unknown, path: string, code: string): Float32Array {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'number' && Number.isFinite(v)))
+    throw new SearchError(code, `Invalid value type at \`${path}\`: expected an array of floats, but found ${describeValue(value)}`);
+  return Float32Array.from(value as number[]);
+}
+
+function checkDimensions(vector: Float32Array, embedder: string, settings: Settings): void {
+  const config = settings.embedders[embedder]!;
+  const expected = (config.dimensions as number | undefined) ?? safeDimensions(config);
+  if (expected !== undefined && vector.length !== expected)
+    throw new SearchError('invalid_vector_dimensions', `Invalid vector dimensions: expected: \`${expected}\`, found: \`${vector.length}\`.`);
+}
+
+function safeDimensions(config: Settings['embedders'][string]): number | undefined {
+  try {
+    return embedderFor(config).dimensions();
+  } catch {
+    return undefined;
+  }
+}
+
+// --- semantic ranking ---------------------------------------------------------------------------
+
+export interface SemanticQuery {
+  embedder: string;
+  /** The query vector; when absent, `q` is embedded with the embedder's search side. */
+  vector?: Float32Array;
+  q?: string;
+  /** Documents allowed (filter result); all documents when absent. */
+  filter?: Bitmap;
+  /** How many hits to return, offset included. */
+  limit: number;
+  rankingScoreThreshold?: number | null;
+  /** A document to leave out (the reference document of /similar). */
+  exclude?: number;
+}
+
+/** Embed a search query, with the embedder's search side. Throws `vector_embedding_error`. */
+export async function embedQuery(settings: Settings, embedder: string, q: string): Promise<Float32Array> {
+  try {
+    const instance = embedderFor(settings.embedders[embedder]!);
+    if (!instance.embed)
+      throw new Error(`the embedder \`${embedder}\` has source \`userProvided\`: pass the query vector in \`vector\``);
+    const [vector] = await instance.embed([q], 'search');
+    return vector!;
+  } catch (error) {
+    throw new SearchError('vector_embedding_error', `Error while generating embeddings: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+export async function semanticRanking(
+  index: SearchableIndex,
+  query: SemanticQuery,
+  extension: VectorsExtension = vectorsExtension,
+): Promise<Ranking> {
+  const universe = query.filter ?? index.store.docids();
+  const vector = query.vector ?? (await embedQuery(index.settings, query.embedder, query.q ?? ''));
+  const config = index.settings.embedders[query.embedder]!;
+  const store = extension.vectorStore(index.store, query.embedder);
+  if (!store || query.limit <= 0 || universe.size === 0) return { hits: [], candidates: universe };
+  // one more than asked when a document must be excluded, so that the page stays full
+  const k = query.limit + (query.exclude !== undefined ? 1 : 0);
+  const found = await store.search(vector, k, query.filter);
+  const distribution = config.distribution as Distribution | undefined;
+  const threshold = query.rankingScoreThreshold ?? undefined;
+  const hits: RankedHit[] = [];
+  for (const hit of found) {
+    if (hit.docid === query.exclude || !universe.has(hit.docid)) continue;
+    const score = shiftScore(hit.similarity, distribution);
+    if (threshold !== undefined && score < threshold) continue;
+    hits.push({ docid: hit.docid, score, semantic: true, details: { vectorSort: { order: hits.length, similarity: score } } });
+    if (hits.length >= query.limit) break;
+  }
+  let candidates = universe;
+  if (query.exclude !== undefined && universe.has(query.exclude)) {
+    candidates = universe.clone();
+    candidates.remove(query.exclude);
+  }
+  if (threshold !== undefined && hits.length < query.limit) candidates = RoaringBitmap32.and(candidates, new RoaringBitmap32(hits.map((h) => h.docid)));
+  return { hits, candidates };
+}
+
+// --- hybrid -------------------------------------------------------------------------------------
+
+export interface HybridQuery {
+  q?: string | null;
+  offset: number;
+  limit: number;
+  filter?: Bitmap;
+  rankingScoreThreshold?: number | null;
+  semantic: SemanticParams;
+}
+
+export interface HybridResult extends Ranking {
+  /** Hits of the returned page that came from the semantic side. */
+  semanticHitCount: number;
+  /** The query vector used, when the semantic side ran. */
+  queryVector?: Float32Array;
+}
+
+/** The keyword side: ranked hits for `{offset: 0, limit}`, scores included. */
+export type KeywordRanker = (window: { offset: number; limit: number }) => Ranking | Promise<Ranking>;
+
+/** Keyword hits whose weighted score reaches this cannot be outranked by any semantic hit. */
+const GOOD_ENOUGH = 0.45;
+
+export async function hybridSearch(
+  index: SearchableIndex,
+  query: HybridQuery,
+  keyword: KeywordRanker,
+  extension: VectorsExtension = vectorsExtension,
+): Promise<HybridResult> {
+  const { semanticRatio: ratio } = query.semantic;
+  const window = query.offset + query.limit;
+  const page = (hits: RankedHit[]) => hits.slice(query.offset, window);
+
+  if (ratio === 0) {
+    const kw = await keyword({ offset: 0, limit: window });
+    return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
+  }
+
+  const hasQuery = query.semantic.vector !== undefined || (query.q ?? '') !== '';
+  if (ratio === 1) {
+    if (!hasQuery) {
+      const kw = await keyword({ offset: 0, limit: window });
+      return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
+    }
+    const vector = query.semantic.vector ?? (await embedQuery(index.settings, query.semantic.embedder, query.q ?? ''));
+    const sem = await semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension);
+    const hits = page(sem.hits);
+    return { hits, candidates: sem.candidates, semanticHitCount: hits.length, queryVector: vector };
+  }
+
+  const kw = await keyword({ offset: 0, limit: window });
+  if (!hasQuery || goodEnough(kw.hits, window, ratio)) return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
+
+  let vector = query.semantic.vector;
+  if (!vector) {
+    try {
+      vector = await embedQuery(index.settings, query.semantic.embedder, query.q ?? '');
+    } catch {
+      // the provider is down or slow: keyword results are still a good answer
+      return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
+    }
+  }
+  const sem = await semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension);
+  const merged = mergeRankings(kw.hits, sem.hits, ratio, query.offset, query.limit);
+  return {
+    hits: merged.hits,
+    candidates: RoaringBitmap32.or(kw.candidates, sem.candidates),
+    semanticHitCount: merged.semanticHitCount,
+    queryVector: vector,
+  };
+}
+
+function goodEnough(hits: RankedHit[], window: number, ratio: number): boolean {
+  return hits.length >= window && hits.every((h) => h.score * (1 - ratio) >= GOOD_ENOUGH);
+}
+
+/**
+ * Merge two ranked lists by weighted score. Each list keeps its own order (keyword order can
+ * come from sort rules, not scores); a document seen already is skipped; offset and limit apply
+ * after deduplication.
+ */
+export function mergeRankings(
+  keyword: readonly RankedHit[],
+  semantic: readonly RankedHit[],
+  ratio: number,
+  offset: number,
+  limit: number,
+): { hits: RankedHit[]; semanticHitCount: number } {
+  const seen = new Set<number>();
+  const out: RankedHit[] = [];
+  let semanticHitCount = 0;
+  let i = 0;
+  let j = 0;
+  let skipped = 0;
+  while ((i < keyword.length || j < semantic.length) && out.length < limit) {
+    const k = keyword[i];
+    const s = semantic[j];
+    const takeSemantic = s !== undefined && (k === undefined || s.score * ratio >= k.score * (1 - ratio));
+    const hit = takeSemantic ? s! : k!;
+    if (takeSemantic) j++;
+    else i++;
+    if (seen.has(hit.docid)) continue;
+    seen.add(hit.docid);
+    if (skipped < offset) {
+      skipped++;
+      continue;
+    }
+    out.push(takeSemantic ? { ...hit, semantic: true } : { ...hit, semantic: false });
+    if (takeSemantic) semanticHitCount++;
+  }
+  return { hits: out, semanticHitCount };
+}
