@@ -1,0 +1,100 @@
+/**
+ * The held-in flow of issue #2 with the official `meilisearch` npm client, unchanged, against our
+ * server: create indexes, add 10k movies as JSON and as NDJSON, wait for the tasks, get, browse
+ * and delete documents, filter tasks, swap indexes.
+ */
+import { readFileSync } from 'node:fs';
+import { Meilisearch, MeilisearchApiError } from 'meilisearch';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startHarness, type Harness } from './harness.js';
+
+interface Movie {
+  id: number;
+  title: string;
+  year: number;
+  cast: string[];
+  genres: string[];
+  href: string | null;
+}
+
+const MOVIES: Movie[] = (JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Movie[]).slice(0, 10_000);
+
+let h: Harness;
+let client: Meilisearch;
+beforeAll(async () => {
+  h = await startHarness();
+  client = new Meilisearch({ host: h.url });
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+test('the official client drives the whole document and task flow', async () => {
+  expect(await client.isHealthy()).toBe(true);
+  expect((await client.getVersion()).pkgVersion).toMatch(/^\d+\.\d+\.\d+/);
+
+  const created = await client.createIndex('movies_json', { primaryKey: 'id' }).waitTask();
+  expect(created.status).toBe('succeeded');
+  await client.createIndex('movies_ndjson').waitTask();
+
+  // 10k documents as a JSON array and the same 10k as NDJSON.
+  const jsonIndex = client.index<Movie>('movies_json');
+  const ndjsonIndex = client.index<Movie>('movies_ndjson');
+  const ndjson = MOVIES.map((m) => JSON.stringify(m)).join('\n');
+  const [jsonTask, ndjsonTask] = await Promise.all([
+    jsonIndex.addDocuments(MOVIES).waitTask({ timeout: 60_000 }),
+    ndjsonIndex.addDocumentsFromString(ndjson, 'application/x-ndjson', { primaryKey: 'id' }).waitTask({ timeout: 60_000 }),
+  ]);
+  expect(jsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 10_000, indexedDocuments: 10_000 } });
+  expect(ndjsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 10_000, indexedDocuments: 10_000 } });
+  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(10_000);
+  expect((await ndjsonIndex.fetchPrimaryKey())).toBe('id');
+
+  // get and browse
+  expect(await jsonIndex.getDocument(MOVIES[42]!.id)).toEqual(MOVIES[42]);
+  expect(await ndjsonIndex.getDocument(MOVIES[9_999]!.id, { fields: ['title'] })).toEqual({ title: MOVIES[9_999]!.title });
+  const page = await jsonIndex.getDocuments({ offset: 500, limit: 3, fields: ['id', 'year'] });
+  expect(page).toMatchObject({ offset: 500, limit: 3, total: 10_000 });
+  expect(page.results).toEqual(MOVIES.slice(500, 503).map(({ id, year }) => ({ id, year })));
+
+  // delete one, a batch, then check what is left
+  await jsonIndex.deleteDocument(MOVIES[0]!.id).waitTask();
+  const batch = await jsonIndex.deleteDocuments(MOVIES.slice(1, 11).map((m) => m.id)).waitTask();
+  expect(batch.details).toMatchObject({ deletedDocuments: 10 });
+  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(9_989);
+  await expect(jsonIndex.getDocument(MOVIES[0]!.id)).rejects.toSatisfy(
+    (e: unknown) => e instanceof MeilisearchApiError && e.cause?.code === 'document_not_found',
+  );
+
+  // task filters
+  const additions = await client.tasks.getTasks({ types: ['documentAdditionOrUpdate'], indexUids: ['movies_json', 'movies_ndjson'] });
+  expect(additions.results.map((t) => t.indexUid).sort()).toEqual(['movies_json', 'movies_ndjson']);
+  const deletions = await client.tasks.getTasks({ types: ['documentDeletion'], statuses: ['succeeded'], limit: 1 });
+  expect(deletions).toMatchObject({ total: 2, limit: 1 });
+  expect(deletions.next).not.toBeNull();
+  const byUid = await client.tasks.getTasks({ uids: [jsonTask.uid] });
+  expect(byUid.results).toHaveLength(1);
+  const done = await client.tasks.getTask(jsonTask.uid);
+  expect(done.duration).toMatch(/^PT/);
+  const batches = await client.batches.getBatches({ limit: 2 });
+  expect(batches.results.length).toBe(2);
+
+  // swap: the json index now holds the ndjson index's (complete) documents and the reverse
+  const swap = await client.swapIndexes([{ indexes: ['movies_json', 'movies_ndjson'] }]).waitTask();
+  expect(swap.status).toBe('succeeded');
+  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(10_000);
+  expect((await ndjsonIndex.getStats()).numberOfDocuments).toBe(9_989);
+
+  // cancel and delete tasks by filter are tasks too
+  const deleted = await client.tasks.deleteTasks({ types: ['documentDeletion'] }).waitTask();
+  expect(deleted).toMatchObject({ status: 'succeeded', details: { deletedTasks: 2 } });
+
+  // errors come back as the client's typed errors with the reference's codes
+  await expect(client.index('missing').getDocuments()).rejects.toSatisfy(
+    (e: unknown) => e instanceof MeilisearchApiError && e.cause?.code === 'index_not_found' && e.response.status === 404,
+  );
+  await jsonIndex.deleteAllDocuments().waitTask();
+  expect((await jsonIndex.getDocuments()).total).toBe(0);
+  expect((await client.deleteIndex('movies_json').waitTask()).status).toBe('succeeded');
+  expect((await client.getIndexes()).results.map((i) => i.uid)).toEqual(['movies_ndjson']);
+}, 120_000);
