@@ -13,7 +13,7 @@ import { isAction } from '../engine/auth/actions.js';
 import { Authorization } from '../engine/auth/authorization.js';
 import type { Filter } from '../engine/auth/tenant-token.js';
 import { SearchError } from '../engine/errors.js';
-import type { CursorPage, GlobalStats, IndexInfo, Page, Task, TaskListQuery } from '../engine/types.js';
+import type { Batch, CursorPage, GlobalStats, IndexInfo, Page, Task, TaskListQuery } from '../engine/types.js';
 import { AuthEnv } from '../engine/auth/auth-env.js';
 import { AuthController } from '../engine/auth/auth-controller.js';
 import { checkMasterKey } from '../engine/auth/master-key.js';
@@ -105,9 +105,31 @@ export function visibleStats(request: FastifyRequest, stats: GlobalStats): Globa
 }
 
 /**
- * `GET /tasks` restricted to visible tasks. A scoped request scans the matching tasks whole so
- * that `total`, `from` and `next` stay exact; unrestricted requests go straight to the engine.
+ * A cursor page restricted to the visible items. A scoped request scans the matching items whole
+ * so that `total`, `from` and `next` stay exact; unrestricted requests go straight to the engine.
  */
+function visiblePage<T extends { uid: number }>(
+  fetch: (q: TaskListQuery) => CursorPage<T>,
+  q: TaskListQuery,
+  visible: (item: T) => boolean,
+): CursorPage<T> {
+  const { from, limit = 20, ...filter } = q;
+  const kept: T[] = [];
+  let cursor: number | undefined;
+  for (;;) {
+    const page = fetch({ ...filter, limit: 1000, ...(cursor === undefined ? {} : { from: cursor }) });
+    for (const item of page.results) if (visible(item)) kept.push(item);
+    if (page.next === null || page.results.length === 0) break;
+    cursor = page.next;
+  }
+  const ascending = q.reverse === true;
+  const start = from === undefined ? 0 : kept.findIndex((t) => (ascending ? t.uid >= from : t.uid <= from));
+  const begin = start < 0 ? kept.length : start;
+  const results = kept.slice(begin, begin + limit);
+  return { results, total: kept.length, limit, from: results[0]?.uid ?? null, next: kept[begin + limit]?.uid ?? null };
+}
+
+/** `GET /tasks` restricted to the tasks the request may see. */
 export function visibleTasks(
   request: FastifyRequest,
   getTasks: (q: TaskListQuery) => CursorPage<Task>,
@@ -115,20 +137,31 @@ export function visibleTasks(
 ): CursorPage<Task> {
   const authorization = requestAuthorization(request);
   if (authorization.allIndexesAuthorized()) return getTasks(q);
-  const { from, limit = 20, ...filter } = q;
-  const visible: Task[] = [];
-  let cursor: number | undefined;
-  for (;;) {
-    const page = getTasks({ ...filter, limit: 1000, ...(cursor === undefined ? {} : { from: cursor }) });
-    for (const t of page.results) if (authorization.canSeeTask(t)) visible.push(t);
-    if (page.next === null || page.results.length === 0) break;
-    cursor = page.next;
-  }
-  const ascending = q.reverse === true;
-  const start = from === undefined ? 0 : visible.findIndex((t) => (ascending ? t.uid >= from : t.uid <= from));
-  const begin = start < 0 ? visible.length : start;
-  const results = visible.slice(begin, begin + limit);
-  return { results, total: visible.length, limit, from: results[0]?.uid ?? null, next: visible[begin + limit]?.uid ?? null };
+  return visiblePage(getTasks, q, (t) => authorization.canSeeTask(t));
+}
+
+/** A batch is visible when every index it touched is (a batch on no index needs all of them). */
+function canSeeBatch(authorization: Authorization, batch: Batch): boolean {
+  const uids = Object.keys(batch.stats.indexUids);
+  if (uids.length === 0) return authorization.allIndexesAuthorized();
+  return uids.every((uid) => authorization.canAccessIndex(uid));
+}
+
+/** `GET /batches` restricted to the batches the request may see. */
+export function visibleBatches(
+  request: FastifyRequest,
+  getBatches: (q: TaskListQuery) => CursorPage<Batch>,
+  q: TaskListQuery,
+): CursorPage<Batch> {
+  const authorization = requestAuthorization(request);
+  if (authorization.allIndexesAuthorized()) return getBatches(q);
+  return visiblePage(getBatches, q, (b) => canSeeBatch(authorization, b));
+}
+
+/** One batch, as `batch_not_found` when the request may not see it. */
+export function visibleBatch(request: FastifyRequest, batch: Batch): Batch {
+  if (!canSeeBatch(requestAuthorization(request), batch)) throw new SearchError('batch_not_found', `Batch \`${batch.uid}\` not found.`);
+  return batch;
 }
 
 /** One task, as `task_not_found` when the request may not see it (its existence is not revealed). */
@@ -195,4 +228,28 @@ export function createSecurity(o: SecurityOptions): Security {
       await auth.close();
     },
   };
+}
+
+// --- writes that name indexes in their body or query ---------------------------------------------------
+
+/** Refuse (`invalid_api_key`) unless the request may touch every index in `uids`. */
+export function assertIndexesAuthorized(request: FastifyRequest, uids: readonly string[]): void {
+  const authorization = requestAuthorization(request);
+  for (const uid of uids) if (!authorization.canAccessIndex(uid)) throw new SearchError('invalid_api_key', 'The provided API key is invalid.');
+}
+
+/** Refuse (`invalid_api_key`) unless the request may create `uid`. */
+export function assertCanCreateIndex(request: FastifyRequest, uid: string): void {
+  if (!requestAuthorization(request).canCreateIndex(uid)) throw new SearchError('invalid_api_key', 'The provided API key is invalid.');
+}
+
+/**
+ * Task cancelation and deletion by filter: a request scoped to some indexes must name only those
+ * (`indexUids`), so that it can never act on tasks of indexes it cannot see.
+ */
+export function assertTaskFilterAuthorized(request: FastifyRequest, filter: { indexUids?: string[] }): void {
+  const authorization = requestAuthorization(request);
+  if (authorization.allIndexesAuthorized()) return;
+  if (!filter.indexUids || filter.indexUids.length === 0) throw new SearchError('invalid_api_key', 'The provided API key is invalid.');
+  assertIndexesAuthorized(request, filter.indexUids);
 }

@@ -1,5 +1,6 @@
 /** `/batches`: the same filters as `/tasks`, applied to the batches' tasks. */
 import type { FastifyInstance } from 'fastify';
+import { visibleBatch, visibleBatches } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
 import { addRoute } from '../route.js';
@@ -10,15 +11,15 @@ export function batchRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'GET',
     url: '/batches',
     action: 'tasks.get',
-    handler: ({ query }) => engine.getBatches(parseTaskListQuery(query)),
+    handler: ({ request, query }) => visibleBatches(request, (q) => engine.getBatches(q), parseTaskListQuery(query)),
   });
   addRoute(app, {
     method: 'GET',
     url: '/batches/:batchUid',
     action: 'tasks.get',
-    handler: ({ query, params }) => {
+    handler: ({ request, query, params }) => {
       checkKnownParams(query, []);
-      return engine.getBatch(parseUint(params.batchUid!, 'batchUid', 'invalid_batch_uid'));
+      return visibleBatch(request, engine.getBatch(parseUint(params.batchUid!, 'batchUid', 'invalid_batch_uid')));
     },
   });
 }

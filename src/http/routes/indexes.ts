@@ -7,7 +7,7 @@ import { expectObject, invalidType, invalidValue, missingField, readJsonBody, st
 import { checkKnownParams, pagination } from '../query-params.js';
 import { accepted, addRoute } from '../route.js';
 import { render } from '../wire-values.js';
-import { visibleIndexes } from '../auth.js';
+import { assertCanCreateIndex, assertIndexesAuthorized, visibleIndexes } from '../auth.js';
 
 const IMMUTABLE = { uid: 'immutable_index_uid', createdAt: 'immutable_index_created_at', updatedAt: 'immutable_index_updated_at' };
 
@@ -53,6 +53,7 @@ export function indexRoutes(app: FastifyInstance, engine: HttpEngine): void {
       const body = expectObject(readJsonBody(request), { fields: ['uid', 'primaryKey'] });
       if (body.uid === undefined) throw missingField('uid', 'missing_index_uid');
       const uid = bodyIndexUid(body.uid, '.uid');
+      assertCanCreateIndex(request, uid);
       const primaryKey = stringField(body, 'primaryKey', 'invalid_index_primary_key', { nullable: true });
       return accepted(reply, await engine.createIndex(uid, primaryKey === undefined ? {} : { primaryKey }));
     },
@@ -90,6 +91,10 @@ export function indexRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'POST',
     url: '/swap-indexes',
     action: 'indexes.swap',
-    handler: async ({ request, reply }) => accepted(reply, await engine.swapIndexes(parseSwaps(readJsonBody(request)))),
+    handler: async ({ request, reply }) => {
+      const swaps = parseSwaps(readJsonBody(request));
+      assertIndexesAuthorized(request, swaps.flatMap((s) => s.indexes));
+      return accepted(reply, await engine.swapIndexes(swaps));
+    },
   });
 }

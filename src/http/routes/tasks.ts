@@ -4,7 +4,7 @@ import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
 import { addRoute } from '../route.js';
 import { parseTaskFilterQuery, parseTaskListQuery } from '../task-query.js';
-import { visibleTask, visibleTasks } from '../auth.js';
+import { assertTaskFilterAuthorized, visibleTask, visibleTasks } from '../auth.js';
 
 export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
   addRoute(app, {
@@ -27,12 +27,20 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'POST',
     url: '/tasks/cancel',
     action: 'tasks.cancel',
-    handler: ({ query }) => engine.cancelTasks(parseTaskFilterQuery(query, 'cancel')),
+    handler: ({ request, query }) => {
+      const filter = parseTaskFilterQuery(query, 'cancel');
+      assertTaskFilterAuthorized(request, filter);
+      return engine.cancelTasks(filter);
+    },
   });
   addRoute(app, {
     method: 'DELETE',
     url: '/tasks',
     action: 'tasks.delete',
-    handler: ({ query }) => engine.deleteTasks(parseTaskFilterQuery(query, 'delete')),
+    handler: ({ request, query }) => {
+      const filter = parseTaskFilterQuery(query, 'delete');
+      assertTaskFilterAuthorized(request, filter);
+      return engine.deleteTasks(filter);
+    },
   });
 }
