@@ -292,20 +292,30 @@ async function streamDocuments(
     while (inFlight.length > MAX_IN_FLIGHT) await confirmOldest();
   };
 
-  for await (const page of source.scroll(collection, { start: cp.nextOffset, pageSize: o.pageSize, withVector: plan.withVector })) {
-    for (const p of page.points) {
-      const doc = mapper.map(p);
-      const line = JSON.stringify(doc);
-      const size = Buffer.byteLength(line) + 1;
-      if (docs.length > 0 && (docs.length >= o.batchSize || bytes + size > o.batchBytes)) await flush();
-      docs.push(doc);
-      if (target.wantsNdjson) lines.push(line);
-      bytes += size;
-      sample.add(p.id);
+  try {
+    for await (const page of source.scroll(collection, { start: cp.nextOffset, pageSize: o.pageSize, withVector: plan.withVector })) {
+      for (const p of page.points) {
+        const doc = mapper.map(p);
+        const line = JSON.stringify(doc);
+        const size = Buffer.byteLength(line) + 1;
+        if (docs.length > 0 && (docs.length >= o.batchSize || bytes + size > o.batchBytes)) await flush();
+        docs.push(doc);
+        if (target.wantsNdjson) lines.push(line);
+        bytes += size;
+        sample.add(p.id);
+      }
+      pagesInBatch++;
+      completedPage = { next: page.next };
+      if (docs.length >= o.batchSize) await flush();
     }
-    pagesInBatch++;
-    completedPage = { next: page.next };
-    if (docs.length >= o.batchSize) await flush();
+  } catch (error) {
+    // reading failed: keep what the target already accepted, so --resume starts after it
+    try {
+      while (inFlight.length > 0) await confirmOldest();
+    } catch {
+      // the original error is the one to report
+    }
+    throw error;
   }
   if (docs.length > 0) await flush();
   else if (completedPage) {

@@ -8,6 +8,8 @@ export interface RetryPolicy {
   retries: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** Upper bound for a server-given Retry-After (the server knows its limits better than our backoff). */
+  maxRetryAfterMs?: number;
   /** Injectable for tests. */
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -27,9 +29,9 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Math.max(0, date - now);
 }
 
-/** Delay before retry number `attempt` (0-based). A server-given delay wins, capped at maxDelayMs. */
+/** Delay before retry number `attempt` (0-based). A server-given delay wins (capped at maxRetryAfterMs, default 10 min). */
 export function backoffDelay(policy: RetryPolicy, attempt: number, retryAfterMs?: number): number {
-  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxDelayMs);
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxRetryAfterMs ?? 600_000);
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   const rand = policy.random ?? Math.random;
   // full jitter, but never below half the ceiling so retries do not fire back to back

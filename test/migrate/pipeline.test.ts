@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineTarget } from '../../src/migrate/engine-target.js';
+import { MigrationError } from '../../src/migrate/errors.js';
 import { migrateQdrant, type MigrateOptions } from '../../src/migrate/pipeline.js';
-import { citiesCollection, edgeCollection, ledgerCollection, moviesCollection } from '../qdrant-server/fixtures.js';
+import { citiesCollection, edgeCollection, LEDGER_EDGE_IDS, ledgerCollection, moviesCollection } from '../qdrant-server/fixtures.js';
 import { startQdrantServer, type QdrantTestServer } from '../qdrant-server/server.js';
 
 let server: QdrantTestServer;
@@ -35,21 +37,208 @@ function options(collection: string, over: Partial<MigrateOptions> = {}): Migrat
     swap: false,
     dryRun: false,
     checkpointDir: tmp(),
-    verifySample: 50,
+    verifySample: 40,
     retry: { baseDelayMs: 5, maxDelayMs: 50 },
     ...over,
   };
 }
 
+async function withTarget<T>(fn: (t: EngineTarget, dbPath: string) => Promise<T>, dbPath = join(tmp(), 'db')): Promise<T> {
+  const target = await EngineTarget.open(dbPath);
+  try {
+    return await fn(target, dbPath);
+  } finally {
+    await target.close();
+  }
+}
+
 describe('migrate pipeline into the embedded engine', () => {
-  it('migrates the cities collection and verifies it', async () => {
-    const target = await EngineTarget.open(join(tmp(), 'db'));
-    try {
-      const r = await migrateQdrant(options('cities'), target);
-      console.log(JSON.stringify(r.collections[0]!.verification, null, 1).slice(0, 2000));
+  it('cities: geo, nested payload, mixed integer/UUID ids, settings from payload indexes', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('cities_live'), target);
+      const c = r.collections[0]!;
       expect(r.ok).toBe(true);
+      expect(c.collection).toBe('cities');
+      expect(c.viaAlias).toBe('cities_live');
+      expect(c.index).toBe('cities');
+      expect(c.verification).toMatchObject({ passed: true, qdrantCount: 500, documentCount: 500, mismatches: [] });
+      expect(c.counts).toMatchObject({ qdrantPoints: 500, migratedThisRun: 500, pages: 8, batches: 5 });
+      const settings = await target.getSettings('cities');
+      expect(settings.filterableAttributes).toEqual(expect.arrayContaining(['_geo', 'country', 'population', 'place.timezone']));
+      expect(settings.sortableAttributes).toEqual(expect.arrayContaining(['_geo', 'population']));
+      expect(settings.searchableAttributes).toEqual(['name']);
+      expect(settings.embedders).toEqual({ default: expect.objectContaining({ source: 'userProvided', dimensions: 16 }) });
+      const docs = await target.getDocuments('cities', ['291074']);
+      expect(docs.get('291074')).toMatchObject({ id: '291074', name: 'Ras Al Khaimah City', _geo: { lat: 25.78953, lng: 55.9432 }, place: { timezone: 'Asia/Dubai' } });
+      expect(docs.get('291074')!.location).toBeUndefined();
+      expect(c.report.converted).toEqual([expect.objectContaining({ what: 'location', count: 500 })]);
+    });
+  });
+
+  it('movies: named vectors of different sizes, points lacking one, distance warnings', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('movies'), target);
+      const c = r.collections[0]!;
+      expect(c.verification).toMatchObject({ passed: true, qdrantCount: 400, documentCount: 400 });
+      expect(Object.keys(c.plan.settings.embedders!).sort()).toEqual(['plot', 'poster', 'rating']);
+      expect(c.report.skipped).toEqual([expect.objectContaining({ what: 'vector poster', count: 80 })]);
+      expect(c.plan.warnings.join('\n')).toMatch(/Euclid/);
+      expect(c.plan.warnings.join('\n')).toMatch(/Dot/);
+      // the random Dot/Euclid vectors are not unit length: reported
+      expect(c.norms.rating!.total).toBe(400);
+      expect(c.norms.rating!.notUnit).toBeGreaterThan(350);
+      expect(c.norms.plot).toBeUndefined(); // Cosine: nothing to check
+      expect(c.report.warnings.join('\n')).toMatch(/"rating": \d+ of 400 vectors are not unit length/);
+    });
+  });
+
+  it('ledger: integer ids up to 2^64-1 exact, every payload index type, binary quantization on request', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('ledger', { mapping: { vectors: 'keep', unsupported: 'skip', binaryQuantized: true } }), target);
+      const c = r.collections[0]!;
+      expect(c.verification).toMatchObject({ passed: true, qdrantCount: 120, documentCount: 120 });
+      const ids = LEDGER_EDGE_IDS.map(String);
+      const docs = await target.getDocuments('ledger', ids);
+      expect([...docs.keys()].sort()).toEqual([...ids].sort());
+      expect(docs.get('18446744073709551615')!.id).toBe('18446744073709551615');
+      expect(docs.get('9007199254740993')!.id).toBe('9007199254740993');
+      const s = await target.getSettings('ledger');
+      expect((s.filterableAttributes as string[]).sort()).toEqual(['_geo', 'active', 'at', 'price', 'qty', 'ref', 'sku']);
+      expect((s.sortableAttributes as string[]).sort()).toEqual(['_geo', 'at', 'price', 'qty']);
+      expect(s.searchableAttributes).toEqual(['note']);
+      expect((s.embedders as Record<string, unknown>).default).toMatchObject({ source: 'userProvided', dimensions: 8, binaryQuantized: true });
+      expect(c.report.converted.map((e) => e.what)).toContain('serial');
+    });
+  });
+
+  it('edge: sparse, multi and Manhattan vectors skipped and reported; reserved names renamed', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('edge'), target);
+      const c = r.collections[0]!;
+      expect(c.verification).toMatchObject({ passed: true, qdrantCount: 30, documentCount: 30 });
+      expect(Object.keys(c.plan.settings.embedders!)).toEqual(['dense']);
+      expect(c.plan.warnings.filter((w) => /skipped/.test(w))).toHaveLength(3);
+      expect(c.report.renamed.map((e) => `${e.what}${e.detail}`).sort()).toEqual([
+        '_geo-> payload__geo (reserved name)',
+        '_private-> payload__private (reserved name)',
+        '_vectors-> payload__vectors (reserved name)',
+        'id-> payload_payload_id (reserved name)',
+      ]);
+      expect(c.report.renamed.every((e) => e.count === 28)).toBe(true);
+      // scroll asked only for the copied vector
+      const scrolls = server.requests.filter((q) => q.route === 'scroll' && q.path.includes('/edge/'));
+      expect(scrolls.every((q) => JSON.stringify((q.body as { with_vector: unknown }).with_vector) === '["dense"]')).toBe(true);
+    });
+  });
+
+  it('edge with --unsupported-vectors convert keeps multivectors and sparse data', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('edge', { mapping: { vectors: 'keep', unsupported: 'convert', binaryQuantized: false } }), target);
+      const c = r.collections[0]!;
+      expect(c.verification?.passed).toBe(true);
+      expect(Object.keys(c.plan.settings.embedders!).sort()).toEqual(['colbert', 'dense', 'manhattan']);
+      const docs = [...(await target.getDocuments('edge', await firstIds('edge', 30))).values()];
+      const sparse = docs.filter((d) => d.qdrant_sparse);
+      expect(sparse).toHaveLength(15);
+      expect(sparse[0]!.qdrant_sparse).toEqual({ keywords: { indices: [expect.any(Number), expect.any(Number)], values: [0.5, expect.any(Number)] } });
+    });
+  });
+
+  it('resumes after a failure in the middle without duplicates or gaps', async () => {
+    const dbPath = join(tmp(), 'db');
+    const checkpointDir = tmp();
+    const startScroll = server.counts.scroll;
+    // the 4th scroll of this run fails every time: retries exhausted, the run stops
+    server.faults.rules.push({ route: 'scroll', nth: [1, 2, 3, 4, 5, 6, 7].map((k) => startScroll + 3 + k), status: 500 });
+    await expect(withTarget((t) => migrateQdrant(options('cities', { checkpointDir, retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 2 } }), t), dbPath)).rejects.toThrow(/500/);
+    server.faults.rules = [];
+    const cp = readdirSync(checkpointDir);
+    expect(cp).toHaveLength(1);
+    const before = server.requests.length;
+    const r = await withTarget((t) => migrateQdrant(options('cities', { checkpointDir, resume: true }), t), dbPath);
+    const c = r.collections[0]!;
+    expect(c.resumedFrom).not.toBeNull();
+    expect(c.counts.migratedThisRun).toBeLessThan(500);
+    expect(c.counts.migratedThisRun).toBeGreaterThan(0);
+    expect(c.verification).toMatchObject({ passed: true, qdrantCount: 500, documentCount: 500 });
+    // the resumed run started at the checkpoint's offset, not at the beginning
+    const firstScroll = server.requests.slice(before).find((q) => q.route === 'scroll')!;
+    expect((firstScroll.body as { offset?: unknown }).offset).toBeDefined();
+    expect(readdirSync(checkpointDir).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+
+  it('retries 429 honouring Retry-After, and 500 on a page', async () => {
+    const n = server.counts.scroll;
+    server.faults.rules.push({ route: 'scroll', nth: [n + 2], status: 429, retryAfter: '1' }, { route: 'scroll', nth: [n + 4], status: 500 });
+    const retries: Array<{ delayMs: number; reason: string }> = [];
+    const t0 = Date.now();
+    const r = await withTarget((t) => migrateQdrant(options('movies', { onEvent: (e) => e.type === 'retry' && retries.push(e) }), t));
+    server.faults.rules = [];
+    expect(r.ok).toBe(true);
+    expect(retries[0]).toMatchObject({ delayMs: 1000, reason: expect.stringMatching(/^429/) });
+    expect(retries[1]!.reason).toMatch(/^500/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('re-migrates behind the index with --swap; refuses to write into a non-empty index without it', async () => {
+    await withTarget(async (target) => {
+      await migrateQdrant(options('ledger'), target);
+      await expect(migrateQdrant(options('ledger'), target)).rejects.toThrow(/already holds 120 documents.*--swap/);
+      const r = await migrateQdrant(options('ledger', { swap: true }), target);
+      expect(r.collections[0]).toMatchObject({ swapped: true, verification: { passed: true } });
+      expect(await target.getIndex('ledger__migrating')).toBeNull();
+      expect(await target.getIndex('ledger')).toMatchObject({ numberOfDocuments: 120, primaryKey: 'id' });
+    });
+  });
+
+  it('fails verification when the index does not match Qdrant', async () => {
+    await withTarget(async (target) => {
+      await migrateQdrant(options('edge'), target);
+      // someone writes into the index: counts now differ
+      const w = await target.addDocuments('edge', { docs: [{ id: 'intruder' }], bytes: 10 }, 'id');
+      await target.wait(w);
+      const r = await migrateQdrant(options('edge', { swap: false, resume: true, checkpointDir: tmp() }), target).catch((e: Error) => e);
+      // without a checkpoint, --resume starts fresh and meets the non-empty index
+      expect(r).toBeInstanceOf(MigrationError);
+    });
+  });
+
+  it('plans without writing on --dry-run', async () => {
+    const r = await migrateQdrant(options('movies', { dryRun: true }), null);
+    expect(r.collections[0]).toMatchObject({ status: 'planned', counts: { qdrantPoints: 400 } });
+    expect(r.collections[0]!.plan.settings.searchableAttributes).toEqual(['title']);
+  });
+
+  it('clear errors for auth, unknown collection and unreachable host', async () => {
+    const locked = await startQdrantServer({ collections: [edgeCollection(3)], apiKey: 'k' });
+    try {
+      const e1 = await migrateQdrant({ ...options('edge', { dryRun: true }), qdrantUrl: locked.url }, null).catch((e: MigrationError) => e);
+      expect(e1).toMatchObject({ kind: 'auth' });
+      expect(e1.message).toMatch(/401.*API key.*--qdrant-api-key/);
+      const e2 = await migrateQdrant({ ...options('nope', { dryRun: true }), qdrantUrl: locked.url, qdrantApiKey: 'k' }, null).catch((e: MigrationError) => e);
+      expect(e2).toMatchObject({ kind: 'not_found' });
+      expect(e2.message).toMatch(/no collection or alias named "nope"; collections: edge/);
     } finally {
-      await target.close();
+      await locked.close();
     }
+    const port = await closedPort();
+    const e3 = await migrateQdrant({ ...options('edge', { dryRun: true, retry: { baseDelayMs: 1, maxDelayMs: 2 } }), qdrantUrl: `http://127.0.0.1:${port}` }, null).catch((e: MigrationError) => e);
+    expect(e3).toMatchObject({ kind: 'unreachable' });
+    expect(e3.message).toBe(`cannot reach Qdrant at http://127.0.0.1:${port} (ECONNREFUSED)`);
   });
 });
+
+/** A loopback port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function firstIds(collection: string, n: number): Promise<string[]> {
+  const res = await fetch(`${server.url}/collections/${collection}/points/scroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ limit: n, with_payload: false }) });
+  const j = (await res.json()) as { result: { points: Array<{ id: string }> } };
+  return j.result.points.map((p) => String(p.id));
+}
