@@ -1,0 +1,230 @@
+/**
+ * Keyword search over one index: `search(index, body)` validates the request, resolves the query
+ * terms against the keyword databases, ranks the candidates with the ranking rules (bucket sort),
+ * paginates and formats the hits.
+ */
+import roaring from 'roaring';
+import { SearchError } from '../errors.js';
+import type { Index } from '../index/index.js';
+import type { Bitmap } from '../index/store.js';
+import type { Settings } from '../settings/types.js';
+import type { Document } from '../types.js';
+import { analyzerFor } from './keyword/analyzer.js';
+import { attributeRank, coversPath, isSearchable } from './keyword/fields.js';
+import { keywordReader } from './keyword/reader.js';
+import { parseSearchParams, type SearchParams } from './params.js';
+import { parseQuery } from './query/parse.js';
+import { negatedDocids, resolveTerms, type ResolvedTerm } from './query/resolve.js';
+import { bucketSort, type RankedHit } from './ranking/bucket-sort.js';
+import { MatchAnalyzer } from './ranking/matches.js';
+import { BUILTIN_RULES, toBitmap, type RankingContext, type RankingRule } from './ranking/rules.js';
+import { detailsObject } from './ranking/score.js';
+import { formatDocument, matcherFor, matchesPosition, type FormatOptions } from './format.js';
+import { checkDistinct, computeFacets, customRankingRule, distinctFilter, filterDocids, parseSortParam, sortRules, type FacetResult } from './seams.js';
+
+const { RoaringBitmap32 } = roaring;
+
+export type Hit = Document & {
+  _formatted?: Document;
+  _matchesPosition?: Record<string, Array<{ start: number; length: number }>>;
+  _rankingScore?: number;
+  _rankingScoreDetails?: Record<string, unknown>;
+};
+
+export interface SearchResponse {
+  hits: Hit[];
+  query: string;
+  processingTimeMs: number;
+  limit?: number;
+  offset?: number;
+  estimatedTotalHits?: number;
+  hitsPerPage?: number;
+  page?: number;
+  totalPages?: number;
+  totalHits?: number;
+  facetDistribution?: FacetResult['facetDistribution'];
+  facetStats?: FacetResult['facetStats'];
+}
+
+/** Ranked candidates of a keyword search, before formatting: what hybrid and federated search merge. */
+export interface KeywordResult {
+  hits: RankedHit[];
+  /** All documents matching the query and filter (for counts and facets). */
+  candidates: Bitmap;
+  totalHits: number;
+  terms: ResolvedTerm[];
+  degraded: boolean;
+}
+
+export function search(index: Index, body: unknown): SearchResponse {
+  const started = performance.now();
+  const params = parseSearchParams(body);
+  const settings = index.settings;
+  const paging = pagination(params, settings);
+  const result = keywordSearch(index, params, paging.want);
+  const hits = result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms));
+  const response: SearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
+  const total = Math.min(result.totalHits, settings.pagination.maxTotalHits);
+  if (paging.mode === 'pages') {
+    response.hitsPerPage = paging.hitsPerPage;
+    response.page = paging.page;
+    response.totalPages = paging.hitsPerPage === 0 ? 0 : Math.ceil(total / paging.hitsPerPage);
+    response.totalHits = total;
+  } else {
+    response.limit = params.limit;
+    response.offset = params.offset;
+    response.estimatedTotalHits = total;
+  }
+  if (params.facets) Object.assign(response, computeFacets(index, result.candidates, params.facets, settings));
+  response.processingTimeMs = Math.round(performance.now() - started);
+  return response;
+}
+
+interface Paging {
+  mode: 'offset' | 'pages';
+  skip: number;
+  take: number;
+  /** How many ranked documents are needed. */
+  want: number;
+  page: number;
+  hitsPerPage: number;
+}
+
+function pagination(p: SearchParams, settings: Settings): Paging {
+  const max = settings.pagination.maxTotalHits;
+  if (p.page !== null || p.hitsPerPage !== null) {
+    const page = p.page ?? 1;
+    const hitsPerPage = p.hitsPerPage ?? 20;
+    const skip = page === 0 ? max : (page - 1) * hitsPerPage;
+    const end = Math.min(max, skip + hitsPerPage);
+    return { mode: 'pages', skip: Math.min(skip, max), take: Math.max(0, end - skip), want: end, page, hitsPerPage };
+  }
+  const skip = Math.min(p.offset, max);
+  const end = Math.min(max, p.offset + p.limit);
+  return { mode: 'offset', skip, take: Math.max(0, end - skip), want: end, page: 0, hitsPerPage: 0 };
+}
+
+/** Field ids to search in for `attributesToSearchOn`, or null for all. */
+function searchFids(params: SearchParams, settings: Settings, paths: readonly string[]): number[] | null {
+  const on = params.attributesToSearchOn;
+  if (!on || on.includes('*')) return null;
+  for (const attr of on) {
+    if (!settings.searchableAttributes.some((s) => s === '*' || coversPath(s, attr) || coversPath(attr, s))) {
+      const available = settings.searchableAttributes.join(', ');
+      throw new SearchError('invalid_search_attributes_to_search_on', `Attribute \`${attr}\` is not searchable. Available searchable attributes are: \`${available}\`.`);
+    }
+  }
+  const fids: number[] = [];
+  paths.forEach((path, fid) => {
+    if (on.some((a) => coversPath(a, path)) && isSearchable(path, settings.searchableAttributes)) fids.push(fid);
+  });
+  return fids;
+}
+
+function rankingRules(settings: Settings, params: SearchParams, placeholder: boolean): RankingRule[] {
+  const sort = parseSortParam(params.sort, settings);
+  const rules: RankingRule[] = [];
+  for (const name of settings.rankingRules) {
+    if (name === 'sort') {
+      if (sort) rules.push(...sortRules(sort));
+      continue;
+    }
+    // `attribute` is the former name of attributeRank + wordPosition.
+    const builtin = name === 'attribute' ? [BUILTIN_RULES.attributeRank!, BUILTIN_RULES.wordPosition!] : BUILTIN_RULES[name] ? [BUILTIN_RULES[name]!] : null;
+    if (builtin) {
+      if (!placeholder) rules.push(...builtin);
+      continue;
+    }
+    const custom = customRankingRule(name);
+    if (custom) rules.push(custom);
+  }
+  return rules;
+}
+
+export function keywordSearch(index: Index, params: SearchParams, want: number): KeywordResult {
+  const settings = index.settings;
+  const store = index.store;
+  const started = Date.now();
+  const analyzer = analyzerFor(settings);
+  const reader = keywordReader(store);
+  let universe: Bitmap = params.filter !== null ? filterDocids(index, params.filter) : store.docids();
+  const parsed = parseQuery(params.q ?? '', analyzer, params.locales);
+  const paths = reader.fieldPaths();
+  const fids = searchFids(params, settings, paths);
+  const ctxResolve = { reader, analyzer, fids };
+  if (parsed.negated.length > 0) universe = RoaringBitmap32.andNot(universe, negatedDocids(parsed.negated, ctxResolve));
+  const terms = parsed.terms.length > 0 ? resolveTerms(parsed.terms, ctxResolve, settings.prefixSearch !== 'disabled') : [];
+  const placeholder = terms.length === 0;
+  let candidates = universe;
+  if (!placeholder) {
+    // Documents of the widest `words` bucket: all terms, or the ones the strategy keeps last.
+    const strategy = params.matchingStrategy;
+    let required: ResolvedTerm[];
+    if (strategy === 'all') required = terms;
+    else if (strategy === 'frequency') required = [[...terms].sort((a, b) => a.all.size - b.all.size)[0]!];
+    else required = [terms[0]!];
+    candidates = RoaringBitmap32.and(universe, required[0]!.all);
+    for (const t of required.slice(1)) candidates = RoaringBitmap32.and(candidates, t.all);
+  }
+  const distinctField = params.distinct ?? settings.distinctAttribute;
+  if (params.distinct) checkDistinct(settings, params.distinct);
+  const rules = rankingRules(settings, params, placeholder);
+  const fidRanks = paths.map((p, fid) => attributeRank(p, fid, settings));
+  const distinctRanks = [...new Set(fidRanks)].sort((a, b) => a - b);
+  const rankIndex = new Map(distinctRanks.map((r, i) => [r, i]));
+  const ctx: RankingContext = {
+    store,
+    settings,
+    terms,
+    matches: new MatchAnalyzer(reader, terms, fids ? new Set(fids) : null),
+    matchingStrategy: params.matchingStrategy,
+    fidRank: (fid) => rankIndex.get(fidRanks[fid] ?? 0) ?? 0,
+    maxFidRank: Math.max(1, distinctRanks.length),
+  };
+  const cutoff = settings.searchCutoffMs ?? 1500;
+  const sorted = bucketSort(rules, candidates, ctx, {
+    want,
+    threshold: params.rankingScoreThreshold,
+    deadline: started + cutoff,
+    distinct: distinctField ? distinctFilter(index, distinctField) : undefined,
+  });
+  const totalHits = params.rankingScoreThreshold !== null ? sorted.aboveThreshold : candidates.size;
+  return { hits: sorted.hits, candidates: toBitmap(candidates), totalHits, terms, degraded: sorted.degraded };
+}
+
+export function presentHit(index: Index, hit: RankedHit, params: SearchParams, terms: readonly ResolvedTerm[]): Hit {
+  const settings = index.settings;
+  const stored = index.store.getDocument(hit.docid) ?? {};
+  const out: Hit = index.present(hit.docid, stored, params.attributesToRetrieve, params.retrieveVectors);
+  const highlight = params.attributesToHighlight;
+  const crop = params.attributesToCrop;
+  const analyzer = analyzerFor(settings);
+  const match = matcherFor(terms);
+  if ((highlight && highlight.length > 0) || (crop && crop.length > 0)) {
+    const wanted = [...(params.attributesToRetrieve ?? ['*']), ...(highlight ?? []), ...(crop ?? []).map((c) => c.split(':')[0]!)];
+    const visible = index.present(hit.docid, stored, wanted.includes('*') ? null : wanted, params.retrieveVectors);
+    const options: FormatOptions = {
+      highlight,
+      crop: crop ? crop.map((c) => parseCrop(c, params.cropLength)) : null,
+      cropLength: params.cropLength,
+      cropMarker: params.cropMarker,
+      preTag: params.highlightPreTag,
+      postTag: params.highlightPostTag,
+      showMatchesPosition: params.showMatchesPosition,
+    };
+    out._formatted = formatDocument(visible, analyzer, match, options, params.locales);
+  }
+  if (params.showMatchesPosition) {
+    const visible = index.present(hit.docid, stored, null, false);
+    out._matchesPosition = matchesPosition(visible, analyzer, match, (p) => isSearchable(p, settings.searchableAttributes), params.locales);
+  }
+  if (params.showRankingScore) out._rankingScore = hit.score;
+  if (params.showRankingScoreDetails) out._rankingScoreDetails = detailsObject(hit.details);
+  return out;
+}
+
+function parseCrop(spec: string, defaultLength: number): { field: string; length: number } {
+  const i = spec.lastIndexOf(':');
+  if (i > 0 && /^\d+$/.test(spec.slice(i + 1))) return { field: spec.slice(0, i), length: Number(spec.slice(i + 1)) };
+  return { field: spec, length: defaultLength };
+}
