@@ -1,0 +1,505 @@
+/**
+ * The HNSW graph over compact codes, as contiguous typed arrays.
+ *
+ * Nodes are slots (u32). Layer-0 neighbour lists live in one Uint32Array (M0 entries per slot,
+ * count in `l0n`), upper layers in a small per-slot array (few nodes have them). Codes live in
+ * the SIMD kernels' memory, so one wasm call scores a whole neighbour list.
+ *
+ * Every slot whose lists change is added to `dirty`; the store persists exactly those.
+ * Deletion repairs the neighbourhood of every node that pointed to a deleted node (candidates:
+ * its surviving neighbours plus the deleted node's neighbours, pruned by the HNSW heuristic), so
+ * the graph keeps no tombstones.
+ */
+import { Heap } from './heap.js';
+import { BATCH, IDS_PTR, Kernels, OUT_PTR, QUERY_PTR } from './simd.js';
+import type { CodeMetric } from './quantizer.js';
+
+export interface GraphParams {
+  M: number;
+  efConstruction: number;
+}
+
+const ABSENT = -1;
+
+/** Deterministic level of a slot (so a rebuild after restart finds the same layers). */
+function levelOf(slot: number, mult: number): number {
+  let h = (slot + 0x9e3779b9) | 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  const u = ((h >>> 0) + 1) / 4294967297;
+  return Math.min(15, Math.floor(-Math.log(u) * mult));
+}
+
+export interface Scored {
+  ids: number[];
+  dists: number[];
+}
+
+export class Graph {
+  readonly M: number;
+  readonly M0: number;
+  readonly efConstruction: number;
+  readonly kernels: Kernels;
+  private readonly mult: number;
+  private readonly kernel: (q: number, base: number, stride: number, ids: number, n: number, out: number) => void;
+  private readonly negate: boolean;
+  cap = 0;
+  levels = new Int8Array(0);
+  l0 = new Uint32Array(0);
+  l0n = new Uint8Array(0);
+  upper: Array<Uint32Array | undefined> = [];
+  entry = -1;
+  maxLevel = -1;
+  size = 0;
+  readonly dirty = new Set<number>();
+  private visited = new Uint32Array(0);
+  private epoch = 0;
+  private readonly cand = new Heap();
+  private readonly res = new Heap();
+
+  constructor(
+    readonly stride: number,
+    readonly metric: CodeMetric,
+    params: GraphParams,
+  ) {
+    this.M = params.M;
+    this.M0 = params.M * 2;
+    this.efConstruction = params.efConstruction;
+    this.mult = 1 / Math.log(params.M);
+    this.kernels = new Kernels(stride);
+    this.kernel = metric === 'l2' ? this.kernels.l2i8 : metric === 'dot' ? this.kernels.doti8 : this.kernels.hamming;
+    this.negate = metric === 'dot';
+    this.ensure(1024);
+  }
+
+  // --- storage ----------------------------------------------------------------------------------
+
+  ensure(slots: number): void {
+    if (slots <= this.cap) return;
+    const cap = Math.max(slots, Math.ceil(this.cap * 1.5), 1024);
+    const levels = new Int8Array(cap).fill(ABSENT);
+    levels.set(this.levels);
+    const l0 = new Uint32Array(cap * this.M0);
+    l0.set(this.l0);
+    const l0n = new Uint8Array(cap);
+    l0n.set(this.l0n);
+    const visited = new Uint32Array(cap);
+    this.levels = levels;
+    this.l0 = l0;
+    this.l0n = l0n;
+    this.visited = visited;
+    this.epoch = 0;
+    this.kernels.ensureSlots(cap);
+    this.cap = cap;
+  }
+
+  has(slot: number): boolean {
+    return slot < this.cap && this.levels[slot]! !== ABSENT;
+  }
+
+  levelFor(slot: number): number {
+    return levelOf(slot, this.mult);
+  }
+
+  /** Neighbours of `slot` at `level` (a view: copy before mutating the graph). */
+  links(slot: number, level: number): Uint32Array {
+    if (level === 0) return this.l0.subarray(slot * this.M0, slot * this.M0 + this.l0n[slot]!);
+    const up = this.upper[slot]!;
+    const base = (level - 1) * (this.M + 1);
+    return up.subarray(base + 1, base + 1 + up[base]!);
+  }
+
+  setLinks(slot: number, level: number, ids: ArrayLike<number>): void {
+    if (level === 0) {
+      const n = Math.min(ids.length, this.M0);
+      const base = slot * this.M0;
+      for (let i = 0; i < n; i++) this.l0[base + i] = ids[i]!;
+      this.l0n[slot] = n;
+    } else {
+      const up = this.upper[slot]!;
+      const base = (level - 1) * (this.M + 1);
+      const n = Math.min(ids.length, this.M);
+      up[base] = n;
+      for (let i = 0; i < n; i++) up[base + 1 + i] = ids[i]!;
+    }
+    this.dirty.add(slot);
+  }
+
+  /** Declare a node (its code must already be written) without linking it: used when loading. */
+  place(slot: number, level: number): void {
+    this.ensure(slot + 1);
+    if (this.levels[slot] === ABSENT) this.size++;
+    this.levels[slot] = level;
+    this.l0n[slot] = 0;
+    this.upper[slot] = level > 0 ? new Uint32Array(level * (this.M + 1)) : undefined;
+  }
+
+  codeView(slot: number): Uint8Array {
+    const p = this.kernels.codePtr(slot);
+    return this.kernels.bytes.subarray(p, p + this.stride);
+  }
+
+  // --- distances ------------------------------------------------------------------------------
+
+  /** Distances from the code at `qPtr` to the `n` slots in the kernels' ids buffer, into `out`. */
+  private score(qPtr: number, n: number): Int32Array {
+    this.kernel(qPtr, this.kernels.codePtr(0), this.stride, IDS_PTR, n, OUT_PTR);
+    const out = this.kernels.out;
+    if (this.negate) for (let i = 0; i < n; i++) out[i] = -out[i]!;
+    return out;
+  }
+
+  private distOne(qPtr: number, slot: number): number {
+    this.kernels.ids[0] = slot;
+    return this.score(qPtr, 1)[0]!;
+  }
+
+  /** Distances from the code at `qPtr` to each slot of `slots` (any length). */
+  scoreMany(qPtr: number, slots: ArrayLike<number>, into: Float64Array | number[]): void {
+    const ids = this.kernels.ids;
+    for (let start = 0; start < slots.length; start += BATCH) {
+      const n = Math.min(BATCH, slots.length - start);
+      for (let i = 0; i < n; i++) ids[i] = slots[start + i]!;
+      const out = this.score(qPtr, n);
+      for (let i = 0; i < n; i++) into[start + i] = out[i]!;
+    }
+  }
+
+  // --- search ---------------------------------------------------------------------------------
+
+  private nextEpoch(): number {
+    if (this.epoch >= 0xfffffffe) {
+      this.visited.fill(0);
+      this.epoch = 0;
+    }
+    return ++this.epoch;
+  }
+
+  /** Greedy descent from the entry point down to `level + 1`, returning the closest node and its distance. */
+  private descend(qPtr: number, toLevel: number): { node: number; dist: number } {
+    let cur = this.entry;
+    let curDist = this.distOne(qPtr, cur);
+    const ids = this.kernels.ids;
+    for (let level = this.maxLevel; level > toLevel; level--) {
+      let changed = true;
+      while (changed) {
+        changed = false;
+        const list = this.links(cur, level);
+        let n = 0;
+        for (let i = 0; i < list.length; i++) if (this.levels[list[i]!] !== ABSENT) ids[n++] = list[i]!;
+        const out = this.score(qPtr, n);
+        let best = cur;
+        for (let i = 0; i < n; i++) {
+          if (out[i]! < curDist) {
+            curDist = out[i]!;
+            best = ids[i]!;
+          }
+        }
+        if (best !== cur) {
+          cur = best;
+          changed = true;
+        }
+      }
+    }
+    return { node: cur, dist: curDist };
+  }
+
+  /**
+   * Beam search of one layer. With `mask`, only masked slots enter the results, but every node
+   * is traversed, so the walk crosses regions the filter excludes.
+   */
+  private searchLayer(qPtr: number, ep: number, epDist: number, ef: number, level: number, mask: Uint8Array | null): Scored {
+    const epoch = this.nextEpoch();
+    const visited = this.visited;
+    const cand = this.cand;
+    const res = this.res;
+    cand.clear();
+    res.clear();
+    visited[ep] = epoch;
+    cand.push(epDist, ep);
+    if (!mask || mask[ep]) res.push(-epDist, ep);
+    const ids = this.kernels.ids;
+    const M0 = this.M0;
+    const l0 = this.l0;
+    const l0n = this.l0n;
+    const levels = this.levels;
+    while (cand.size > 0) {
+      const cd = cand.topKey;
+      if (res.size >= ef && cd > -res.topKey) break;
+      const c = cand.pop();
+      let n = 0;
+      if (level === 0) {
+        const base = c * M0;
+        const end = base + l0n[c]!;
+        for (let i = base; i < end; i++) {
+          const nb = l0[i]!;
+          if (visited[nb] !== epoch && levels[nb] !== ABSENT) {
+            visited[nb] = epoch;
+            ids[n++] = nb;
+          }
+        }
+      } else {
+        const list = this.links(c, level);
+        for (let i = 0; i < list.length; i++) {
+          const nb = list[i]!;
+          if (visited[nb] !== epoch && levels[nb] !== ABSENT) {
+            visited[nb] = epoch;
+            ids[n++] = nb;
+          }
+        }
+      }
+      if (n === 0) continue;
+      const out = this.score(qPtr, n);
+      for (let i = 0; i < n; i++) {
+        const d = out[i]!;
+        if (res.size < ef || d < -res.topKey) {
+          const nb = ids[i]!;
+          cand.push(d, nb);
+          if (!mask || mask[nb]) {
+            res.push(-d, nb);
+            if (res.size > ef) res.pop();
+          }
+        }
+      }
+    }
+    const count = res.size;
+    const outIds = new Array<number>(count);
+    const outDists = new Array<number>(count);
+    for (let i = count - 1; i >= 0; i--) {
+      outDists[i] = -res.topKey;
+      outIds[i] = res.pop();
+    }
+    return { ids: outIds, dists: outDists };
+  }
+
+  /** The `ef` closest slots to the code at QUERY_PTR (restricted to `mask` when given), closest first. */
+  search(ef: number, mask: Uint8Array | null = null): Scored {
+    if (this.entry < 0) return { ids: [], dists: [] };
+    const { node, dist } = this.descend(QUERY_PTR, 0);
+    return this.searchLayer(QUERY_PTR, node, dist, ef, 0, mask);
+  }
+
+  /** Exact scan of `slots` on codes: the `keep` closest, closest first. */
+  scan(slots: Uint32Array, keep: number): Scored {
+    const res = this.res;
+    res.clear();
+    const ids = this.kernels.ids;
+    for (let start = 0; start < slots.length; start += BATCH) {
+      const n = Math.min(BATCH, slots.length - start);
+      for (let i = 0; i < n; i++) ids[i] = slots[start + i]!;
+      const out = this.score(QUERY_PTR, n);
+      for (let i = 0; i < n; i++) {
+        const d = out[i]!;
+        if (res.size < keep || d < -res.topKey) {
+          res.push(-d, ids[i]!);
+          if (res.size > keep) res.pop();
+        }
+      }
+    }
+    const count = res.size;
+    const outIds = new Array<number>(count);
+    const outDists = new Array<number>(count);
+    for (let i = count - 1; i >= 0; i--) {
+      outDists[i] = -res.topKey;
+      outIds[i] = res.pop();
+    }
+    return { ids: outIds, dists: outDists };
+  }
+
+  // --- insertion ------------------------------------------------------------------------------
+
+  /**
+   * The HNSW neighbour-selection heuristic: walk candidates closest first and keep one only if
+   * it is closer to the base than to every neighbour kept so far (keeps links diverse).
+   */
+  private select(ids: number[], dists: number[], max: number): number[] {
+    const kept: number[] = [];
+    const kids = this.kernels.ids;
+    for (let i = 0; i < ids.length && kept.length < max; i++) {
+      const e = ids[i]!;
+      const de = dists[i]!;
+      let good = true;
+      if (kept.length > 0) {
+        for (let j = 0; j < kept.length; j++) kids[j] = kept[j]!;
+        const out = this.score(this.kernels.codePtr(e), kept.length);
+        for (let j = 0; j < kept.length; j++) {
+          if (out[j]! < de) {
+            good = false;
+            break;
+          }
+        }
+      }
+      if (good) kept.push(e);
+    }
+    return kept;
+  }
+
+  /** Re-choose the list of `slot` at `level` among `candidates` (distinct, not `slot`). */
+  private relink(slot: number, level: number, candidates: number[]): void {
+    const dists = new Array<number>(candidates.length);
+    this.scoreMany(this.kernels.codePtr(slot), candidates, dists);
+    const order = candidates.map((_, i) => i).sort((a, b) => dists[a]! - dists[b]!);
+    const ids = order.map((i) => candidates[i]!);
+    const ds = order.map((i) => dists[i]!);
+    this.setLinks(slot, level, this.select(ids, ds, level === 0 ? this.M0 : this.M));
+  }
+
+  /** Add `to` to the list of `from` at `level`, pruning by the heuristic when full. */
+  private addLink(from: number, level: number, to: number): void {
+    const list = this.links(from, level);
+    const max = level === 0 ? this.M0 : this.M;
+    for (let i = 0; i < list.length; i++) if (list[i] === to) return;
+    if (list.length < max) {
+      if (level === 0) {
+        this.l0[from * this.M0 + list.length] = to;
+        this.l0n[from]!++;
+      } else {
+        const up = this.upper[from]!;
+        const base = (level - 1) * (this.M + 1);
+        up[base + 1 + up[base]!] = to;
+        up[base]!++;
+      }
+      this.dirty.add(from);
+      return;
+    }
+    const candidates = Array.from(list);
+    candidates.push(to);
+    this.relink(from, level, candidates);
+  }
+
+  /** Link a slot whose code is already in the arena. */
+  insert(slot: number): void {
+    const level = this.levelFor(slot);
+    this.place(slot, level);
+    this.dirty.add(slot);
+    if (this.entry < 0) {
+      this.entry = slot;
+      this.maxLevel = level;
+      return;
+    }
+    const qPtr = this.kernels.codePtr(slot);
+    let { node, dist } = this.descend(qPtr, level);
+    for (let l = Math.min(level, this.maxLevel); l >= 0; l--) {
+      const found = this.searchLayer(qPtr, node, dist, this.efConstruction, l, null);
+      // The slot itself may be in the arena already linked by a previous life: never self-link.
+      const ids: number[] = [];
+      const ds: number[] = [];
+      for (let i = 0; i < found.ids.length; i++) {
+        if (found.ids[i] !== slot) {
+          ids.push(found.ids[i]!);
+          ds.push(found.dists[i]!);
+        }
+      }
+      const chosen = this.select(ids, ds, this.M);
+      this.setLinks(slot, l, chosen);
+      for (const nb of chosen) this.addLink(nb, l, slot);
+      if (ids.length > 0) {
+        node = ids[0]!;
+        dist = ds[0]!;
+      }
+    }
+    if (level > this.maxLevel) {
+      this.entry = slot;
+      this.maxLevel = level;
+    }
+  }
+
+  // --- deletion -------------------------------------------------------------------------------
+
+  /**
+   * Remove slots and repair the lists that pointed to them. In-links are looked for within two
+   * hops of each removed node (where HNSW's mostly symmetric links put nearly all of them); the
+   * rare remaining ones are dropped by `consolidate` before a removed slot is reused, and the
+   * search never follows a link to an absent node meanwhile.
+   */
+  remove(dead: readonly number[]): void {
+    const gone = dead.filter((s) => this.has(s));
+    if (gone.length === 0) return;
+    const mark = new Uint8Array(this.cap);
+    for (const s of gone) mark[s] = 1;
+    const top = gone.reduce((m, s) => Math.max(m, this.levels[s]!), 0);
+    for (let level = 0; level <= top; level++) {
+      const suspects = new Set<number>();
+      for (const x of gone) {
+        if (this.levels[x]! < level) continue;
+        for (const nb of this.links(x, level)) {
+          if (mark[nb] || this.levels[nb]! < level) continue;
+          suspects.add(nb);
+          for (const nb2 of this.links(nb, level)) if (!mark[nb2] && this.levels[nb2]! >= level) suspects.add(nb2);
+        }
+      }
+      for (const p of suspects) {
+        if (this.levels[p]! < level) continue;
+        const list = this.links(p, level);
+        for (let i = 0; i < list.length; i++) {
+          if (mark[list[i]!]) {
+            this.repair(p, level, mark);
+            break;
+          }
+        }
+      }
+    }
+    for (const s of gone) {
+      this.levels[s] = ABSENT;
+      this.l0n[s] = 0;
+      this.upper[s] = undefined;
+      this.size--;
+      this.dirty.add(s);
+    }
+    if (mark[this.entry]) this.electEntry();
+  }
+
+  /** Drop every link to an absent node (full sweep); returns how many lists changed. */
+  consolidate(): number {
+    let changed = 0;
+    for (let p = 0; p < this.cap; p++) {
+      const top = this.levels[p]!;
+      for (let level = 0; level <= top; level++) {
+        const list = this.links(p, level);
+        let stale = false;
+        for (let i = 0; i < list.length; i++) if (this.levels[list[i]!] === ABSENT) { stale = true; break; }
+        if (!stale) continue;
+        this.setLinks(p, level, Array.from(list).filter((nb) => this.levels[nb] !== ABSENT));
+        changed++;
+      }
+    }
+    return changed;
+  }
+
+  private repair(p: number, level: number, mark: Uint8Array): void {
+    const seen = new Set<number>([p]);
+    const candidates: number[] = [];
+    // Links to nodes absent since an earlier removal are dropped here as well.
+    for (const nb of this.links(p, level)) {
+      if (this.levels[nb]! < level) continue;
+      if (!mark[nb]) {
+        if (!seen.has(nb)) { seen.add(nb); candidates.push(nb); }
+        continue;
+      }
+      for (const nb2 of this.links(nb, level)) {
+        if (!mark[nb2] && this.levels[nb2]! >= level && !seen.has(nb2)) { seen.add(nb2); candidates.push(nb2); }
+      }
+    }
+    this.relink(p, level, candidates);
+  }
+
+  private electEntry(): void {
+    this.entry = -1;
+    this.maxLevel = -1;
+    for (let s = 0; s < this.cap; s++) {
+      const l = this.levels[s]!;
+      if (l > this.maxLevel) {
+        this.maxLevel = l;
+        this.entry = s;
+      }
+    }
+  }
+
+  /** Memory held in RAM by the graph and its codes, in bytes. */
+  get byteLength(): number {
+    let up = 0;
+    for (const u of this.upper) if (u) up += u.byteLength;
+    return this.kernels.byteLength + this.l0.byteLength + this.l0n.byteLength + this.levels.byteLength + this.visited.byteLength + up;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Self-tuning parameters: nothing here is a user knob.
+ *
+ * Build: M = 16 (32 layer-0 links, about 130 bytes of links per vector, 200 with the keys) and
+ * efConstruction = 100 keep recall@10 above 0.95 on GloVe-100 after exact re-ranking.
+ * Search: the beam grows with k and, slowly, with the graph size (bigger graphs need a wider
+ * beam for the same recall). Filters: an exact scan is chosen when the allowed set costs fewer
+ * distance computations than the restricted graph walk would.
+ */
+export const BUILD = { M: 16, efConstruction: 100 } as const;
+
+/** Beam width for `k` results on a graph of `size` nodes. */
+export function efSearch(k: number, size: number): number {
+  const bySize = Math.ceil(12 * Math.log2(Math.max(2, size)));
+  return Math.max(k, Math.min(bySize, 400), Math.ceil(k * 1.5));
+}
+
+/** How many code-ranked candidates are re-ranked with exact vectors. */
+export function rerankCount(k: number, ef: number): number {
+  return Math.min(ef, Math.max(k * 4, 40));
+}
+
+/**
+ * True when scanning the `allowed` vectors exactly is cheaper than a graph walk that must see
+ * about ef / selectivity nodes, each costing a neighbour list of `M0` distances.
+ */
+export function preferScan(allowed: number, total: number, ef: number, M0: number): boolean {
+  if (allowed <= 4096) return true;
+  const selectivity = allowed / Math.max(1, total);
+  return allowed < (ef / selectivity) * M0;
+}
+
+/** Pending vectors are merged into the graph when they reach this count. */
+export function mergeThreshold(graphSize: number): number {
+  return Math.min(50_000, Math.max(4096, Math.floor(graphSize / 4)));
+}

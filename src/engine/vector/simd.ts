@@ -1,0 +1,233 @@
+/**
+ * WebAssembly SIMD distance kernels over compact codes.
+ *
+ * The graph is traversed on compact codes (int8 or 1 bit per dimension) kept in one linear
+ * memory. Each kernel computes the distance from one code (the query, or any code already in
+ * the arena) to a batch of codes named by their slot numbers, so that one JS -> wasm call covers
+ * a whole neighbour list. The module is assembled here byte by byte: no toolchain is needed at
+ * build or run time.
+ *
+ * Memory layout (bytes):
+ *   [QUERY_PTR, +QUERY_BYTES)   the query code
+ *   [IDS_PTR, +BATCH*4)         slot numbers of a batch (u32)
+ *   [OUT_PTR, +BATCH*4)         distances of a batch (i32)
+ *   [CODES_PTR, ...)            code of slot s at CODES_PTR + s * stride (stride multiple of 16)
+ */
+
+export const QUERY_PTR = 0;
+export const QUERY_BYTES = 1 << 14;
+export const BATCH = 1 << 14;
+export const IDS_PTR = QUERY_PTR + QUERY_BYTES;
+export const OUT_PTR = IDS_PTR + BATCH * 4;
+export const CODES_PTR = OUT_PTR + BATCH * 4;
+const PAGE = 65536;
+
+// --- a tiny assembler -------------------------------------------------------------------------
+
+function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+function section(id: number, body: number[]): number[] {
+  return [id, ...uleb(body.length), ...body];
+}
+
+function vec(items: number[][]): number[] {
+  return [...uleb(items.length), ...items.flat()];
+}
+
+function str(s: string): number[] {
+  return vec([...s].map((c) => [c.charCodeAt(0)]));
+}
+
+const I32 = 0x7f;
+const V128 = 0x7b;
+const op = {
+  block: [0x02, 0x40],
+  loop: [0x03, 0x40],
+  end: [0x0b],
+  br: (d: number) => [0x0c, d],
+  brIf: (d: number) => [0x0d, d],
+  get: (i: number) => [0x20, i],
+  set: (i: number) => [0x21, i],
+  tee: (i: number) => [0x22, i],
+  i32Load: [0x28, 2, 0],
+  i32Store: [0x36, 2, 0],
+  i32Const: (n: number) => [0x41, n], // small non-negative constants only (< 64)
+  i32Add: [0x6a],
+  i32Mul: [0x6c],
+  i32Shl: [0x74],
+  i32GeU: [0x4f],
+  i32LtU: [0x49],
+  v128Load: [0xfd, 0x00, 0, 0],
+  v128Zero: [0xfd, 0x0c, ...new Array(16).fill(0)],
+  v128Xor: [0xfd, 0x51],
+  i8x16Popcnt: [0xfd, 0x62],
+  i16x8ExtaddPairwiseI8x16U: [0xfd, 0x7d],
+  i32x4ExtaddPairwiseI16x8U: [0xfd, 0x7f],
+  i16x8ExtendLowI8x16S: [0xfd, 0x87, 0x01],
+  i16x8ExtendHighI8x16S: [0xfd, 0x88, 0x01],
+  i16x8Sub: [0xfd, 0x91, 0x01],
+  i32x4Add: [0xfd, 0xae, 0x01],
+  i32x4DotI16x8S: [0xfd, 0xba, 0x01],
+  i32x4ExtractLane: (l: number) => [0xfd, 0x1b, l],
+};
+
+// Parameters: q, base, stride, ids, n, out; locals: i, c, j (i32), acc, a, b, d (v128).
+const P = { q: 0, base: 1, stride: 2, ids: 3, n: 4, out: 5, i: 6, c: 7, j: 8, acc: 9, a: 10, b: 11, d: 12 };
+
+/** The batch loop shared by every kernel; `chunk` accumulates one 16-byte chunk of a and b into acc. */
+function batchKernel(chunk: number[]): number[] {
+  const body = [
+    ...op.block,
+    ...op.loop,
+    ...op.get(P.i), ...op.get(P.n), ...op.i32GeU, ...op.brIf(1),
+    // c = base + ids[i] * stride
+    ...op.get(P.ids), ...op.get(P.i), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.i32Load,
+    ...op.get(P.stride), ...op.i32Mul, ...op.get(P.base), ...op.i32Add, ...op.set(P.c),
+    ...op.v128Zero, ...op.set(P.acc),
+    ...op.i32Const(0), ...op.set(P.j),
+    ...op.loop,
+    ...op.get(P.q), ...op.get(P.j), ...op.i32Add, ...op.v128Load, ...op.set(P.a),
+    ...op.get(P.c), ...op.get(P.j), ...op.i32Add, ...op.v128Load, ...op.set(P.b),
+    ...chunk,
+    ...op.get(P.j), ...op.i32Const(16), ...op.i32Add, ...op.tee(P.j), ...op.get(P.stride), ...op.i32LtU, ...op.brIf(0),
+    ...op.end,
+    // out[i] = horizontal sum of acc
+    ...op.get(P.out), ...op.get(P.i), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add,
+    ...op.get(P.acc), ...op.i32x4ExtractLane(0),
+    ...op.get(P.acc), ...op.i32x4ExtractLane(1), ...op.i32Add,
+    ...op.get(P.acc), ...op.i32x4ExtractLane(2), ...op.i32Add,
+    ...op.get(P.acc), ...op.i32x4ExtractLane(3), ...op.i32Add,
+    ...op.i32Store,
+    ...op.get(P.i), ...op.i32Const(1), ...op.i32Add, ...op.set(P.i),
+    ...op.br(0),
+    ...op.end,
+    ...op.end,
+    ...op.end,
+  ];
+  const locals = vec([[3, I32], [4, V128]]);
+  const fn = [...locals, ...body];
+  return [...uleb(fn.length), ...fn];
+}
+
+const accumulate = [...op.get(P.acc), ...op.i32x4Add, ...op.set(P.acc)];
+
+/** Squared euclidean distance between int8 codes. */
+const l2Chunk = [
+  ...op.get(P.a), ...op.i16x8ExtendLowI8x16S, ...op.get(P.b), ...op.i16x8ExtendLowI8x16S, ...op.i16x8Sub,
+  ...op.tee(P.d), ...op.get(P.d), ...op.i32x4DotI16x8S, ...accumulate,
+  ...op.get(P.a), ...op.i16x8ExtendHighI8x16S, ...op.get(P.b), ...op.i16x8ExtendHighI8x16S, ...op.i16x8Sub,
+  ...op.tee(P.d), ...op.get(P.d), ...op.i32x4DotI16x8S, ...accumulate,
+];
+
+/** Dot product of int8 codes. */
+const dotChunk = [
+  ...op.get(P.a), ...op.i16x8ExtendLowI8x16S, ...op.get(P.b), ...op.i16x8ExtendLowI8x16S, ...op.i32x4DotI16x8S, ...accumulate,
+  ...op.get(P.a), ...op.i16x8ExtendHighI8x16S, ...op.get(P.b), ...op.i16x8ExtendHighI8x16S, ...op.i32x4DotI16x8S, ...accumulate,
+];
+
+/** Hamming distance between bit codes. */
+const hammingChunk = [
+  ...op.get(P.a), ...op.get(P.b), ...op.v128Xor, ...op.i8x16Popcnt,
+  ...op.i16x8ExtaddPairwiseI8x16U, ...op.i32x4ExtaddPairwiseI16x8U, ...accumulate,
+];
+
+function assemble(): Uint8Array {
+  const kernels = [
+    ['l2i8', l2Chunk],
+    ['doti8', dotChunk],
+    ['hamming', hammingChunk],
+  ] as const;
+  const type = section(1, vec([[0x60, ...vec(new Array(6).fill([I32])), 0]]));
+  const imports = section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x00, 1]]));
+  const funcs = section(3, vec(kernels.map(() => [0])));
+  const exports = section(7, vec(kernels.map(([name], i) => [...str(name), 0x00, i])));
+  const code = section(10, [...uleb(kernels.length), ...kernels.flatMap(([, chunk]) => batchKernel([...chunk]))]);
+  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...imports, ...funcs, ...exports, ...code]);
+}
+
+type BatchFn = (q: number, base: number, stride: number, ids: number, n: number, out: number) => void;
+
+// The TS lib set of this project (ES2023, no DOM) has no WebAssembly declarations: name the few parts used.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+  Memory: new (d: { initial: number; maximum?: number }) => WasmMemory;
+  validate(bytes: Uint8Array): boolean;
+}
+const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+let compiled: object | null = null;
+
+/** True when this runtime accepts the SIMD module (Node 16.4+). */
+export function simdSupported(): boolean {
+  return WA.validate(assemble());
+}
+
+/** One linear memory with the kernels bound to it; the code arena grows with `ensureSlots`. */
+export class Kernels {
+  readonly memory: WasmMemory;
+  readonly l2i8: BatchFn;
+  readonly doti8: BatchFn;
+  readonly hamming: BatchFn;
+  bytes!: Uint8Array;
+  i8!: Int8Array;
+  ids!: Uint32Array;
+  out!: Int32Array;
+
+  constructor(readonly stride: number, slots = 1024) {
+    compiled ??= new WA.Module(assemble());
+    this.memory = new WA.Memory({ initial: Math.ceil((CODES_PTR + slots * stride) / PAGE) });
+    const inst = new WA.Instance(compiled, { env: { mem: this.memory } });
+    const ex = inst.exports as Record<string, BatchFn>;
+    this.l2i8 = ex.l2i8!;
+    this.doti8 = ex.doti8!;
+    this.hamming = ex.hamming!;
+    this.refreshViews();
+  }
+
+  private refreshViews(): void {
+    const buf = this.memory.buffer;
+    this.bytes = new Uint8Array(buf);
+    this.i8 = new Int8Array(buf);
+    this.ids = new Uint32Array(buf, IDS_PTR, BATCH);
+    this.out = new Int32Array(buf, OUT_PTR, BATCH);
+  }
+
+  get capacity(): number {
+    return Math.floor((this.memory.buffer.byteLength - CODES_PTR) / this.stride);
+  }
+
+  /** Make room for codes of slots [0, n). Views are re-created when the memory grows. */
+  ensureSlots(n: number): void {
+    const need = CODES_PTR + n * this.stride;
+    const have = this.memory.buffer.byteLength;
+    if (need <= have) return;
+    const grow = Math.max(need - have, have >> 1);
+    this.memory.grow(Math.ceil(grow / PAGE));
+    this.refreshViews();
+  }
+
+  codePtr(slot: number): number {
+    return CODES_PTR + slot * this.stride;
+  }
+
+  /** Memory in bytes held by the arena. */
+  get byteLength(): number {
+    return this.memory.buffer.byteLength;
+  }
+}
+
+export { assemble as assembleKernels };

@@ -1,0 +1,473 @@
+/**
+ * One embedder's vector store inside an index's LMDB environment.
+ *
+ * Databases (all written in the caller's write transaction, `store.write(() => ...)`):
+ *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, ...};
+ *                       'pending:<slot>' -> true for vectors not yet linked in the graph
+ *   vectors:<e>:vec     slot -> exact vector (f32 LE, or packed bits when binary quantized)
+ *   vectors:<e>:codes   slot -> compact code the graph is traversed on
+ *   vectors:<e>:links   slot * 16 + layer -> neighbour slots (u32 LE)
+ *   vectors:<e>:docs    docid -> slots of the document's vectors (u32 LE)
+ *
+ * RAM holds the codes and the neighbour lists as contiguous arrays (see graph.ts): they are
+ * loaded from the databases when the store opens and kept equal to what is committed. Each
+ * mutation writes a fresh generation token to 'state'; when the committed token differs from
+ * the one in RAM (a write transaction threw and rolled back), RAM is reloaded from the store,
+ * so an aborted transaction leaves the graph exactly as it was.
+ *
+ * New vectors go to a temporary hnswlib index (pending.ts) and are linked into the graph when
+ * they reach a threshold (or on `flush`), touching only the neighbourhoods they join.
+ */
+import type { Database } from 'lmdb';
+import { SearchError } from '../errors.js';
+import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
+import { exactDistance, norm, similarity, type Distance } from './distance.js';
+import { Graph } from './graph.js';
+import { BUILD, efSearch, mergeThreshold, preferScan, rerankCount } from './params.js';
+import { PendingIndex } from './pending.js';
+import { int8Scale, packBits, Quantizer, unpackBits } from './quantizer.js';
+import { QUERY_PTR } from './simd.js';
+
+export interface VectorStoreConfig {
+  dimensions: number;
+  distance: Distance;
+  binaryQuantized?: boolean;
+}
+
+export interface VectorHit {
+  docid: number;
+  distance: number;
+  similarity: number;
+}
+
+interface State {
+  version: 1;
+  dimensions: number;
+  distance: Distance;
+  binaryQuantized: boolean;
+  M: number;
+  efConstruction: number;
+  gen: number;
+  entry: number;
+  maxLevel: number;
+  nextSlot: number;
+  scale: number | null;
+  vectors: number;
+}
+
+const PENDING = 'pending:';
+const LAYERS = 16;
+
+function bytesOf(a: ArrayBufferView): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+function u32s(buf: Uint8Array): Uint32Array {
+  const copy = new Uint8Array(buf.length);
+  copy.set(buf);
+  return new Uint32Array(copy.buffer, 0, buf.length >> 2);
+}
+
+export class VectorStore {
+  readonly dimensions: number;
+  readonly distance: Distance;
+  readonly binaryQuantized: boolean;
+  private readonly bits: boolean;
+  private readonly meta: Database<any, string>;
+  private readonly vec: Database<Buffer, number>;
+  private readonly codes: Database<Buffer, number>;
+  private readonly links: Database<Buffer, number>;
+  private readonly docs: Database<Buffer, number>;
+
+  // RAM mirror, rebuilt by `reload`
+  private gen = -1;
+  private state!: State;
+  private quantizer!: Quantizer;
+  private graph!: Graph;
+  private pending!: PendingIndex;
+  private slotDoc = new Uint32Array(0);
+  private docSlots = new Map<number, number[]>();
+  private docBitmap: Bitmap = new RoaringBitmap32();
+  private free: number[] = [];
+  private limbo: number[] = [];
+  private readonly scratch: Float32Array;
+
+  constructor(
+    private readonly store: IndexStore,
+    readonly embedder: string,
+    config: VectorStoreConfig,
+  ) {
+    this.dimensions = config.dimensions;
+    this.distance = config.distance;
+    this.binaryQuantized = config.binaryQuantized ?? false;
+    this.bits = this.binaryQuantized || this.distance === 'hamming';
+    const prefix = `vectors:${embedder}:`;
+    this.meta = store.openDB(`${prefix}meta`, { encoding: 'msgpack' });
+    this.vec = store.openDB(`${prefix}vec`, { keyEncoding: 'uint32', encoding: 'binary' });
+    this.codes = store.openDB(`${prefix}codes`, { keyEncoding: 'uint32', encoding: 'binary' });
+    this.links = store.openDB(`${prefix}links`, { keyEncoding: 'uint32', encoding: 'binary' });
+    this.docs = store.openDB(`${prefix}docs`, { keyEncoding: 'uint32', encoding: 'binary' });
+    this.scratch = new Float32Array(this.dimensions);
+    this.sync();
+    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.prefetch();
+  }
+
+  // --- public API -----------------------------------------------------------------------------
+
+  /** Number of vectors stored (a document may have several). */
+  count(): number {
+    this.sync();
+    return this.state.vectors;
+  }
+
+  /** Documents that have at least one vector. Shared: clone before mutating. */
+  docids(): Bitmap {
+    this.sync();
+    return this.docBitmap;
+  }
+
+  get(docid: number): Float32Array[] {
+    this.sync();
+    return (this.docSlots.get(docid) ?? []).map((slot) => this.exact(slot));
+  }
+
+  /** Replace the vectors of `docid` (none removes it). Call inside `store.write`. */
+  upsert(docid: number, vectors: Float32Array[]): void {
+    this.sync();
+    for (const v of vectors) this.checkDimensions(v);
+    const old = this.docSlots.get(docid);
+    if (old && this.sameVectors(old, vectors)) return;
+    if (old) this.removeSlots(docid, old);
+    const slots: number[] = [];
+    for (const v of vectors) {
+      const slot = this.allocate();
+      this.vec.putSync(slot, this.encodeExact(v));
+      this.meta.putSync(PENDING + slot, true);
+      this.pending.add(slot, v);
+      this.slotDoc[slot] = docid;
+      slots.push(slot);
+    }
+    if (slots.length > 0) {
+      this.docs.putSync(docid, bytesOf(Uint32Array.from(slots)));
+      this.docSlots.set(docid, slots);
+      this.docBitmap.add(docid);
+    }
+    this.state.vectors += slots.length;
+    if (this.pending.size >= mergeThreshold(this.graph.size)) this.merge();
+    this.commitRam();
+  }
+
+  /** Remove every vector of `docid`. Call inside `store.write`. */
+  delete(docid: number): void {
+    this.sync();
+    const old = this.docSlots.get(docid);
+    if (!old) return;
+    this.removeSlots(docid, old);
+    this.commitRam();
+  }
+
+  /** Link every pending vector into the graph now (otherwise done at a threshold). */
+  flush(): void {
+    this.sync();
+    this.merge();
+    this.commitRam();
+  }
+
+  /** Drop every vector. Call inside `store.write`. */
+  clear(): void {
+    for (const db of [this.vec, this.codes, this.links, this.docs]) {
+      for (const key of db.getKeys()) db.removeSync(key);
+    }
+    for (const key of this.meta.getKeys()) this.meta.removeSync(key);
+    this.gen = -1;
+    this.sync();
+  }
+
+  /**
+   * The `k` documents closest to `query`, restricted to `filter` when given. Distances are
+   * exact; `similarity` maps them to [0, 1].
+   */
+  search(query: Float32Array, k: number, filter?: Bitmap): VectorHit[] {
+    this.sync();
+    this.checkDimensions(query);
+    if (k <= 0 || this.state.vectors === 0) return [];
+    const graph = this.graph;
+    const ef = efSearch(k, this.state.vectors);
+    let mask: Uint8Array | null = null;
+    let allowedInGraph: number[] | null = null;
+    if (filter) {
+      mask = new Uint8Array(graph.cap);
+      allowedInGraph = [];
+      for (const docid of RoaringBitmap32.and(filter, this.docBitmap)) {
+        for (const s of this.docSlots.get(docid)!) {
+          if (s < mask.length) mask[s] = 1;
+          if (graph.has(s)) allowedInGraph.push(s);
+        }
+      }
+    }
+    const candidates: number[] = [];
+    if (graph.size > 0 && (!allowedInGraph || allowedInGraph.length > 0)) {
+      this.encodeQuery(query);
+      const found =
+        allowedInGraph && preferScan(allowedInGraph.length, graph.size, ef, graph.M0)
+          ? graph.scan(Uint32Array.from(allowedInGraph), ef)
+          : graph.search(ef, mask);
+      const keep = this.bits ? found.ids.length : rerankCount(k, ef);
+      for (let i = 0; i < found.ids.length && i < keep; i++) candidates.push(found.ids[i]!);
+    }
+    if (this.pending.size > 0) {
+      const m = mask;
+      candidates.push(...this.pending.search(query, Math.max(k * 2, 32), m ? (s) => m[s] === 1 : undefined));
+    }
+    return this.rank(query, candidates, k);
+  }
+
+  // --- search helpers -------------------------------------------------------------------------
+
+  private encodeQuery(query: Float32Array): void {
+    const bytes = this.graph.kernels.bytes;
+    this.quantizer.encode(query, bytes, QUERY_PTR);
+  }
+
+  /** Exact distances of candidate slots, best per document, `k` best documents. */
+  private rank(query: Float32Array, slots: number[], k: number): VectorHit[] {
+    const qNorm = norm(query);
+    const best = new Map<number, number>();
+    for (const slot of slots) {
+      const d = this.exactDistanceTo(query, qNorm, slot);
+      const docid = this.slotDoc[slot]!;
+      const prev = best.get(docid);
+      if (prev === undefined || d < prev) best.set(docid, d);
+    }
+    const similarityMetric: Distance = this.bits ? 'hamming' : this.distance;
+    return [...best]
+      .sort((a, b) => a[1] - b[1] || a[0] - b[0])
+      .slice(0, k)
+      .map(([docid, distance]) => ({ docid, distance, similarity: similarity(similarityMetric, distance, this.dimensions) }));
+  }
+
+  private exactDistanceTo(query: Float32Array, qNorm: number, slot: number): number {
+    const raw = this.vec.getBinaryFast(slot);
+    if (!raw) return Infinity;
+    if (this.binaryQuantized) {
+      const q = new Uint8Array(Math.ceil(this.dimensions / 8));
+      packBits(query, q);
+      let h = 0;
+      for (let i = 0; i < q.length; i++) {
+        let x = q[i]! ^ raw[i]!;
+        while (x) {
+          x &= x - 1;
+          h++;
+        }
+      }
+      return h;
+    }
+    const s = this.scratch;
+    new Uint8Array(s.buffer).set(raw.subarray(0, this.dimensions * 4));
+    return exactDistance(this.distance, query, s, qNorm);
+  }
+
+  private exact(slot: number): Float32Array {
+    const raw = this.vec.getBinary(slot);
+    if (!raw) return new Float32Array(this.dimensions);
+    if (this.binaryQuantized) return unpackBits(raw, this.dimensions);
+    const out = new Float32Array(this.dimensions);
+    new Uint8Array(out.buffer).set(raw.subarray(0, this.dimensions * 4));
+    return out;
+  }
+
+  private encodeExact(v: Float32Array): Buffer {
+    if (this.binaryQuantized) {
+      const out = Buffer.alloc(Math.ceil(this.dimensions / 8));
+      packBits(v, out);
+      return out;
+    }
+    return Buffer.from(new Float32Array(v).buffer);
+  }
+
+  private checkDimensions(v: Float32Array): void {
+    if (v.length !== this.dimensions) {
+      throw new SearchError(
+        'invalid_vector_dimensions',
+        `Expected a vector of ${this.dimensions} dimensions for embedder \`${this.embedder}\`, got ${v.length}.`,
+      );
+    }
+  }
+
+  private sameVectors(slots: number[], vectors: Float32Array[]): boolean {
+    if (slots.length !== vectors.length) return false;
+    for (let i = 0; i < slots.length; i++) {
+      const stored = this.vec.getBinary(slots[i]!);
+      if (!stored || !stored.equals(this.encodeExact(vectors[i]!))) return false;
+    }
+    return true;
+  }
+
+  // --- mutations ------------------------------------------------------------------------------
+
+  private allocate(): number {
+    const slot = this.free.pop() ?? this.state.nextSlot++;
+    this.graph.ensure(slot + 1);
+    if (slot >= this.slotDoc.length) {
+      const grown = new Uint32Array(Math.max(slot + 1, this.slotDoc.length * 2, 1024));
+      grown.set(this.slotDoc);
+      this.slotDoc = grown;
+    }
+    return slot;
+  }
+
+  private removeSlots(docid: number, slots: number[]): void {
+    const linked: number[] = [];
+    for (const slot of slots) {
+      this.vec.removeSync(slot);
+      if (this.pending.has(slot)) {
+        this.pending.remove(slot);
+        this.meta.removeSync(PENDING + slot);
+        this.free.push(slot);
+      } else {
+        this.codes.removeSync(slot);
+        linked.push(slot);
+      }
+    }
+    if (linked.length > 0) {
+      this.graph.remove(linked);
+      this.limbo.push(...linked);
+    }
+    this.docs.removeSync(docid);
+    this.docSlots.delete(docid);
+    this.docBitmap.remove(docid);
+    this.state.vectors -= slots.length;
+  }
+
+  /** Link every pending vector into the graph, then recycle the slots of deleted vectors. */
+  private merge(): void {
+    const slots = this.pending.slots().sort((a, b) => a - b);
+    if (slots.length > 0) {
+      if (this.state.scale === null) {
+        const sample = slots.slice(0, 2000).map((s) => this.exact(s));
+        this.state.scale = this.bits ? 1 : int8Scale(sample, this.distance);
+        this.quantizer.scale = this.state.scale;
+      }
+      const bytes = () => this.graph.kernels.bytes;
+      for (const slot of slots) {
+        const p = this.graph.kernels.codePtr(slot);
+        this.quantizer.encode(this.exact(slot), bytes(), p);
+        this.codes.putSync(slot, Buffer.from(bytes().subarray(p, p + this.quantizer.stride)));
+        this.graph.insert(slot);
+        this.meta.removeSync(PENDING + slot);
+      }
+      this.pending.clear();
+    }
+    this.graph.consolidate();
+    this.free.push(...this.limbo);
+    this.limbo = [];
+  }
+
+  /** Persist the lists that changed and a new generation token (same transaction). */
+  private commitRam(): void {
+    const g = this.graph;
+    for (const slot of g.dirty) {
+      const level = g.levelFor(slot);
+      if (g.has(slot)) {
+        for (let l = 0; l <= level; l++) this.links.putSync(slot * LAYERS + l, bytesOf(g.links(slot, l)));
+      } else {
+        for (let l = 0; l <= level; l++) this.links.removeSync(slot * LAYERS + l);
+      }
+    }
+    g.dirty.clear();
+    this.state.entry = g.entry;
+    this.state.maxLevel = g.maxLevel;
+    this.state.gen = this.gen = Math.random();
+    this.meta.putSync('state', this.state);
+  }
+
+  // --- loading --------------------------------------------------------------------------------
+
+  /** Reload RAM when the committed generation is not the one RAM was built from. */
+  private sync(): void {
+    const state = this.meta.get('state') as State | undefined;
+    if (state && state.gen === this.gen) return;
+    if (!state && this.gen === -2) return;
+    this.reload(state);
+  }
+
+  private reload(saved: State | undefined): void {
+    if (saved && (saved.dimensions !== this.dimensions || saved.distance !== this.distance || saved.binaryQuantized !== this.binaryQuantized)) {
+      throw new SearchError(
+        'invalid_settings_embedders',
+        `The vector store of embedder \`${this.embedder}\` holds ${saved.dimensions}-dimension ${saved.distance} vectors; clear it before changing its configuration.`,
+      );
+    }
+    const state: State = saved
+      ? { ...saved }
+      : {
+          version: 1,
+          dimensions: this.dimensions,
+          distance: this.distance,
+          binaryQuantized: this.binaryQuantized,
+          M: BUILD.M,
+          efConstruction: BUILD.efConstruction,
+          gen: -2,
+          entry: -1,
+          maxLevel: -1,
+          nextSlot: 0,
+          scale: null,
+          vectors: 0,
+        };
+    this.state = state;
+    this.gen = state.gen;
+    this.quantizer = new Quantizer(this.distance, this.dimensions, this.binaryQuantized, state.scale ?? 1);
+    const graph = new Graph(this.quantizer.stride, this.quantizer.metric, { M: state.M, efConstruction: state.efConstruction });
+    graph.ensure(state.nextSlot);
+    this.graph = graph;
+    this.pending = new PendingIndex(this.distance, this.dimensions, this.bits);
+    this.slotDoc = new Uint32Array(Math.max(1024, state.nextSlot));
+    this.docSlots = new Map();
+    this.docBitmap = new RoaringBitmap32();
+    const used = new Uint8Array(state.nextSlot);
+    for (const { key, value } of this.docs.getRange()) {
+      const slots = Array.from(u32s(value));
+      this.docSlots.set(key, slots);
+      this.docBitmap.add(key);
+      for (const s of slots) {
+        this.slotDoc[s] = key;
+        used[s] = 1;
+      }
+    }
+    const stride = this.quantizer.stride;
+    for (const { key, value } of this.codes.getRange()) {
+      graph.kernels.bytes.set(value.subarray(0, stride), graph.kernels.codePtr(key));
+      graph.place(key, graph.levelFor(key));
+    }
+    for (const { key, value } of this.links.getRange()) {
+      const slot = Math.floor(key / LAYERS);
+      if (graph.has(slot)) graph.setLinks(slot, key % LAYERS, u32s(value));
+    }
+    graph.entry = state.entry;
+    graph.maxLevel = state.maxLevel;
+    graph.dirty.clear();
+    // Links to vectors deleted since the last merge must go before their slots are reused;
+    // the lists changed here are persisted by the next write.
+    graph.consolidate();
+    for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) {
+      const slot = Number((key as string).slice(PENDING.length));
+      this.pending.add(slot, this.exact(slot));
+    }
+    this.free = [];
+    for (let s = state.nextSlot - 1; s >= 0; s--) if (!used[s]) this.free.push(s);
+    this.limbo = [];
+  }
+
+  /** Touch every stored vector page so that the first re-rankings do not fault. */
+  private prefetch(): void {
+    let sum = 0;
+    for (const { value } of this.vec.getRange()) sum += value[0] ?? 0;
+    for (const { value } of this.links.getRange()) sum += value[0] ?? 0;
+    if (sum < 0) throw new Error('unreachable');
+  }
+
+  /** RAM held by the graph, its codes and the pending index, in bytes (for stats and benchmarks). */
+  get memoryBytes(): number {
+    return this.graph.byteLength + this.slotDoc.byteLength;
+  }
+}

@@ -1,0 +1,237 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { IndexStore, RoaringBitmap32 } from '../../src/engine/index/store.js';
+import { dot, exactDistance, hammingFloat, normalized, squaredEuclidean } from '../../src/engine/vector/distance.js';
+import { VectorStore, type VectorStoreConfig } from '../../src/engine/vector/store.js';
+import { baseSubset, bruteForce, DIM, queries, recall } from './glove.js';
+
+const dirs: string[] = [];
+function tempStore(): IndexStore {
+  const dir = mkdtempSync(join(tmpdir(), 'vector-store-'));
+  dirs.push(dir);
+  return new IndexStore(dir);
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const cosine = (a: Float32Array, b: Float32Array) => exactDistance('cosine', a, b);
+
+function fill(vs: VectorStore, store: IndexStore, vectors: Float32Array[], ids?: number[], batch = 2500): void {
+  const docids = ids ?? vectors.map((_, i) => i);
+  for (let start = 0; start < docids.length; start += batch) {
+    store.write(() => {
+      for (let i = start; i < Math.min(docids.length, start + batch); i++) vs.upsert(docids[i]!, [vectors[docids[i]!]!]);
+    });
+  }
+}
+
+function meanRecall(vs: VectorStore, vectors: Float32Array[], qs: Float32Array[], k = 10, filter?: Set<number>): number {
+  let total = 0;
+  for (const q of qs) {
+    const bitmap = filter ? new RoaringBitmap32([...filter]) : undefined;
+    const found = vs.search(q, k, bitmap).map((h) => h.docid);
+    const truth = bruteForce(vectors, q, k, cosine, filter ? (i) => filter.has(i) : undefined);
+    total += recall(found, truth);
+  }
+  return total / qs.length;
+}
+
+describe('vector store on a GloVe-100 subset (cosine)', () => {
+  const N = 15_000;
+  const vectors = baseSubset(N);
+  const qs = queries(150);
+  let store: IndexStore;
+  let vs: VectorStore;
+
+  beforeAll(() => {
+    store = tempStore();
+    vs = new VectorStore(store, 'default', { dimensions: DIM, distance: 'cosine' });
+    fill(vs, store, vectors);
+    store.write(() => vs.flush());
+  });
+
+  test('recall@10 against brute force is at least 0.95', () => {
+    expect(vs.count()).toBe(N);
+    expect(vs.docids().size).toBe(N);
+    expect(meanRecall(vs, vectors, qs)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  test('distances are exact and similarity is (1 + cos) / 2', () => {
+    const q = qs[0]!;
+    const hits = vs.search(q, 5);
+    for (const h of hits) {
+      const cos = dot(normalized(q), normalized(vectors[h.docid]!));
+      expect(h.distance).toBeCloseTo(1 - cos, 5);
+      expect(h.similarity).toBeCloseTo((1 + cos) / 2, 5);
+    }
+    for (let i = 1; i < hits.length; i++) expect(hits[i]!.distance).toBeGreaterThanOrEqual(hits[i - 1]!.distance);
+  });
+
+  test('filtered recall holds at selectivities 50%, 10%, 1% and 0.1%', () => {
+    for (const selectivity of [0.5, 0.1, 0.01, 0.001]) {
+      const allowed = new Set<number>();
+      // A deterministic pseudo-random subset, unrelated to vector position.
+      for (let i = 0; i < N; i++) if (((i * 2654435761) >>> 0) % 100_000 < selectivity * 100_000) allowed.add(i);
+      const r = meanRecall(vs, vectors, qs.slice(0, 60), 10, allowed);
+      expect(r, `selectivity ${selectivity}`).toBeGreaterThanOrEqual(0.95);
+      const bitmap = new RoaringBitmap32([...allowed]);
+      for (const h of vs.search(qs[0]!, 10, bitmap)) expect(allowed.has(h.docid)).toBe(true);
+    }
+  });
+
+  test('a write transaction that throws leaves the graph as it was', () => {
+    const before = qs.slice(0, 20).map((q) => vs.search(q, 10));
+    const count = vs.count();
+    expect(() =>
+      store.write(() => {
+        for (let i = 0; i < 3000; i++) vs.delete(i);
+        for (let i = 0; i < 5000; i++) vs.upsert(N + i, [vectors[i]!]);
+        vs.flush();
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    expect(vs.count()).toBe(count);
+    expect(vs.get(0)[0]).toEqual(vectors[0]);
+    expect(vs.get(N + 1)).toEqual([]);
+    expect(qs.slice(0, 20).map((q) => vs.search(q, 10))).toEqual(before);
+  });
+});
+
+describe('churn, restart and multi-vector documents', () => {
+  test('deleting 30% then re-inserting keeps recall within one point', () => {
+    const N = 12_000;
+    const vectors = baseSubset(N, 16);
+    const qs = queries(150);
+    const store = tempStore();
+    const vs = new VectorStore(store, 'churn', { dimensions: DIM, distance: 'cosine' });
+    fill(vs, store, vectors);
+    store.write(() => vs.flush());
+    const before = meanRecall(vs, vectors, qs);
+    const removed = vectors.map((_, i) => i).filter((i) => i % 10 < 3);
+    store.write(() => {
+      for (const i of removed) vs.delete(i);
+    });
+    expect(vs.count()).toBe(N - removed.length);
+    // Nothing deleted is ever returned, and the survivors are still found.
+    const survivors = vectors.map((_, i) => i).filter((i) => i % 10 >= 3);
+    const vs2 = survivors.map((i) => vectors[i]!);
+    let mid = 0;
+    for (const q of qs) {
+      const found = vs.search(q, 10).map((h) => h.docid);
+      for (const d of found) expect(d % 10).toBeGreaterThanOrEqual(3);
+      mid += recall(found, bruteForce(vs2, q, 10, cosine).map((i) => survivors[i]!));
+    }
+    expect(mid / qs.length).toBeGreaterThanOrEqual(before - 0.01);
+    fill(vs, store, vectors, removed);
+    store.write(() => vs.flush());
+    expect(vs.count()).toBe(N);
+    const after = meanRecall(vs, vectors, qs);
+    expect(after).toBeGreaterThanOrEqual(before - 0.01);
+  });
+
+  test('closing and reopening the environment restores graph and pending vectors', async () => {
+    const vectors = baseSubset(6000, 29);
+    const qs = queries(50);
+    const dir = mkdtempSync(join(tmpdir(), 'vector-restart-'));
+    dirs.push(dir);
+    let store = new IndexStore(dir);
+    let vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    fill(vs, store, vectors.slice(0, 5000), undefined);
+    store.write(() => vs.flush());
+    // These stay in the temporary index: below the merge threshold, never flushed.
+    store.write(() => {
+      for (let i = 5000; i < 6000; i++) vs.upsert(i, [vectors[i]!]);
+    });
+    const before = qs.map((q) => vs.search(q, 10));
+    const pendingHit = vs.search(vectors[5500]!, 1)[0]!;
+    expect(pendingHit.docid).toBe(5500);
+    await store.close();
+
+    store = new IndexStore(dir);
+    vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    expect(vs.count()).toBe(6000);
+    expect(vs.search(vectors[5500]!, 1)[0]!.docid).toBe(5500);
+    expect(qs.map((q) => vs.search(q, 10))).toEqual(before);
+    expect(meanRecall(vs, vectors, qs)).toBeGreaterThanOrEqual(0.95);
+    await store.close();
+  });
+
+  test('a document with several vectors is found by its closest one, once', () => {
+    const vectors = baseSubset(3000, 41);
+    const store = tempStore();
+    const vs = new VectorStore(store, 'multi', { dimensions: DIM, distance: 'cosine' });
+    store.write(() => {
+      for (let d = 0; d < 1000; d++) vs.upsert(d, [vectors[d]!, vectors[1000 + d]!, vectors[2000 + d]!]);
+      vs.flush();
+    });
+    expect(vs.count()).toBe(3000);
+    expect(vs.docids().size).toBe(1000);
+    expect(vs.get(7)).toEqual([vectors[7], vectors[1007], vectors[2007]]);
+    const hits = vs.search(vectors[2042]!, 10);
+    expect(hits[0]!.docid).toBe(42);
+    expect(hits[0]!.distance).toBeCloseTo(0, 5);
+    expect(new Set(hits.map((h) => h.docid)).size).toBe(hits.length);
+    store.write(() => vs.upsert(42, [vectors[5]!]));
+    expect(vs.count()).toBe(2998);
+    expect(vs.search(vectors[2042]!, 1)[0]!.docid).not.toBe(42);
+    store.write(() => vs.delete(5));
+    expect(vs.get(5)).toEqual([]);
+    expect(vs.docids().has(5)).toBe(false);
+    store.write(() => vs.clear());
+    expect(vs.count()).toBe(0);
+    expect(vs.search(vectors[0]!, 3)).toEqual([]);
+  });
+
+  test('a vector of the wrong dimension is refused', () => {
+    const store = tempStore();
+    const vs = new VectorStore(store, 'dims', { dimensions: 4, distance: 'cosine' });
+    expect(() => store.write(() => vs.upsert(1, [new Float32Array(3)]))).toThrow(/4 dimensions/);
+    expect(() => vs.search(new Float32Array(5), 1)).toThrow(/4 dimensions/);
+  });
+});
+
+describe('metrics', () => {
+  const vectors = baseSubset(4000, 47);
+  const qs = queries(60);
+  const cases: Array<[VectorStoreConfig, (a: Float32Array, b: Float32Array) => number, number]> = [
+    [{ dimensions: DIM, distance: 'euclidean' }, (a, b) => Math.sqrt(squaredEuclidean(a, b)), 0.95],
+    [{ dimensions: DIM, distance: 'dot' }, (a, b) => -dot(a, b), 0.95],
+    [{ dimensions: DIM, distance: 'hamming' }, hammingFloat, 0.8],
+    [{ dimensions: DIM, distance: 'cosine', binaryQuantized: true }, hammingFloat, 0.8],
+  ];
+  for (const [config, distance, minRecall] of cases) {
+    test(`${config.distance}${config.binaryQuantized ? ' (binary quantized)' : ''}`, () => {
+      // Scale the vectors so that euclidean and dot differ from cosine in order.
+      const scaled = vectors.map((v, i) => v.map((x) => x * (1 + (i % 7) / 3)));
+      const store = tempStore();
+      const vs = new VectorStore(store, config.distance, config);
+      fill(vs, store, scaled);
+      store.write(() => vs.flush());
+      let total = 0;
+      for (const q of qs) {
+        const hits = vs.search(q, 10);
+        // Ties in hamming distance make several top-10 sets equally right: compare distances.
+        const truth = bruteForce(scaled, q, 10, distance);
+        const truthWorst = distance(q, scaled[truth[truth.length - 1]!]!);
+        total += hits.filter((h) => h.distance <= truthWorst + 1e-6).length / 10;
+        for (const h of hits) {
+          expect(h.distance).toBeCloseTo(distance(q, scaled[h.docid]!), 3);
+          expect(h.similarity).toBeGreaterThanOrEqual(0);
+          expect(h.similarity).toBeLessThanOrEqual(1);
+        }
+      }
+      expect(total / qs.length).toBeGreaterThanOrEqual(minRecall);
+      if (config.binaryQuantized) {
+        // One bit per dimension is stored: vectors come back as signs.
+        const back = vs.get(3)[0]!;
+        expect([...back].every((x) => x === 1 || x === -1)).toBe(true);
+        expect([...back].map((x) => x > 0)).toEqual([...scaled[3]!].map((x) => x > 0));
+        const raw = store.openDB<Buffer, number>(`vectors:${config.distance}:vec`, { keyEncoding: 'uint32', encoding: 'binary' }).getBinary(3)!;
+        expect(raw.length).toBe(Math.ceil(DIM / 8));
+      }
+    });
+  }
+});
