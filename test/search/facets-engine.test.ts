@@ -1,0 +1,93 @@
+/**
+ * End to end through the Engine: the facet and geo extensions in the real document pipeline and
+ * settings task, the filter hook behind the documents routes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine, registerEngineModules } from '../../src/engine/engine.js';
+import { computeFacets } from '../../src/engine/search/facets/distribution.js';
+import { facetExtension } from '../../src/engine/search/facets/extension.js';
+import { geoExtension } from '../../src/engine/search/geo/extension.js';
+import { resolveFilter } from '../../src/engine/search/filter/resolve.js';
+import { sortDocids } from '../../src/engine/search/sort/buckets.js';
+import { parseSort } from '../../src/engine/search/sort/parse.js';
+import { movies, worldCities } from './helpers.js';
+
+describe('facets and geo through the engine', () => {
+  let dir: string;
+  let engine: Engine;
+
+  const settled = async (p: Promise<{ taskUid: number }>) => {
+    const task = await engine.waitForTask((await p).taskUid, { timeoutMs: 60_000 });
+    return task;
+  };
+
+  beforeAll(async () => {
+    registerEngineModules({ extensions: () => [facetExtension, geoExtension], filter: resolveFilter });
+    dir = mkdtempSync(join(tmpdir(), 'search-facets-engine-'));
+    engine = await Engine.open({ dbPath: dir, logLevel: 'off' });
+    await settled(engine.createIndex('movies', { primaryKey: 'id' }));
+    await settled(engine.updateSettings('movies', { filterableAttributes: ['genres', 'year'], sortableAttributes: ['year'] }));
+    const task = await settled(engine.addDocuments('movies', movies().slice(0, 5000), { method: 'replace' }));
+    expect(task.status).toBe('succeeded');
+  }, 120_000);
+
+  afterAll(async () => {
+    await engine?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('filters the documents route and reports the documents error code', () => {
+    const page = engine.getDocuments('movies', { filter: 'genres = Western AND year < 1915', limit: 1000 } as never);
+    const want = movies().slice(0, 5000).filter((m) => (m.genres as string[]).includes('Western') && (m.year as number) < 1915);
+    expect(page.total).toBe(want.length);
+    expect(page.total).toBeGreaterThan(10);
+    expect(() => engine.getDocuments('movies', { filter: 'title = x' } as never)).toThrow(/Attribute `title` is not filterable/);
+    expect(() => engine.getDocuments('movies', { filter: 'year >' } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_document_filter', message: 'Was expecting a value but instead got nothing.\n7:7 year >' }),
+    );
+  });
+
+  it('deletes by filter and keeps facets exact', async () => {
+    const index = engine.indexes.get('movies');
+    const before = computeFacets(index.store, index.store.docids(), ['genres'], index.settings).facetDistribution.genres!;
+    const task = await settled(engine.deleteDocumentsByFilter('movies', 'genres = Western'));
+    expect(task.status).toBe('succeeded');
+    const after = computeFacets(index.store, index.store.docids(), ['genres'], index.settings).facetDistribution.genres!;
+    expect(after.Western).toBeUndefined();
+    expect(before.Western).toBeGreaterThan(100);
+    const remaining = movies().slice(0, 5000).filter((m) => !(m.genres as string[]).includes('Western'));
+    const comedies = remaining.filter((m) => (m.genres as string[]).includes('Comedy')).length;
+    expect(after.Comedy).toBe(comedies);
+    expect(index.store.documentCount).toBe(remaining.length);
+  });
+
+  it('re-indexes facets when filterable attributes change', async () => {
+    const index = engine.indexes.get('movies');
+    expect(() => index.filterDocids('title STARTS WITH "the"')).toThrow(/not filterable/);
+    await settled(engine.updateSettings('movies', { filterableAttributes: ['genres', 'year', 'title'] }));
+    const got = index.filterDocids('title STARTS WITH "The"').size;
+    const want = movies().slice(0, 5000).filter((m) => !(m.genres as string[]).includes('Western') && String(m.title).trim().toLowerCase().startsWith('the')).length;
+    expect(got).toBe(want);
+    expect(got).toBeGreaterThan(100);
+  });
+
+  it('indexes geo points in the pipeline and fails a batch with a bad _geo', async () => {
+    await settled(engine.createIndex('cities', { primaryKey: 'geonameid' }));
+    await settled(engine.updateSettings('cities', { filterableAttributes: ['_geo'], sortableAttributes: ['_geo'] }));
+    expect((await settled(engine.addDocuments('cities', worldCities(), { method: 'replace' }))).status).toBe('succeeded');
+    const index = engine.indexes.get('cities');
+    const near = index.filterDocids('_geoRadius(48.85341, 2.3488, 30000)');
+    const ordered = sortDocids(index.store, near, parseSort(['_geoPoint(48.85341, 2.3488):asc'], index.settings)!);
+    expect(ordered.map((d) => index.store.getDocument(d)!.name)).toEqual([
+      'Paris', 'Boulogne-Billancourt', 'Argenteuil', 'Saint-Quentin-en-Yvelines', 'Cergy-Pontoise',
+    ]);
+    const failed = await settled(engine.addDocuments('cities', [{ geonameid: 'bad', name: 'Bad', _geo: { lat: 'north', lng: 3 } }], { method: 'replace' }));
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.code).toBe('invalid_document_geo_field');
+    expect(failed.error?.message).toMatch(/Could not parse latitude in the document with the id: `"bad"`\. Was expecting a finite number but instead got `"north"`\./);
+    expect(index.store.documentCount).toBe(4449);
+  });
+});
