@@ -1,0 +1,82 @@
+/**
+ * Start-up of a database with the operations options of `search serve`: import a dump or a
+ * snapshot first (only into an empty place, unless told to skip), check the storage version,
+ * open the engine, install the ops processors before the scheduler starts (so a task recovered
+ * from a crash finds its processor), and enqueue the dumpless upgrade when asked for.
+ */
+import { Engine, type EngineOptions } from '../engine.js';
+import { importDump } from './dump/import.js';
+import { Ops, type OpsOptions } from './service.js';
+import { importSnapshot } from './snapshot/snapshot.js';
+import { checkDatabaseVersion } from './version/check.js';
+
+export interface StartupOptions extends OpsOptions {
+  importDump?: string;
+  ignoreMissingDump?: boolean;
+  ignoreDumpIfDbExists?: boolean;
+  importSnapshot?: string;
+  ignoreMissingSnapshot?: boolean;
+  ignoreSnapshotIfDbExists?: boolean;
+  /** `--experimental-dumpless-upgrade` / `--upgrade-db`. */
+  dumplessUpgrade?: boolean;
+}
+
+export interface Started {
+  engine: Engine;
+  ops: Ops;
+  /** What happened at start, for the banner and the log. */
+  notes: string[];
+}
+
+export async function openWithOps(engineOptions: EngineOptions, options: StartupOptions = {}): Promise<Started> {
+  const notes: string[] = [];
+  const log = (message: string) => {
+    notes.push(message);
+    if (engineOptions.logLevel !== 'off') process.stderr.write(`[${new Date().toISOString()} INFO] ${message}\n`);
+  };
+  if (options.importDump && options.importSnapshot) throw new Error('`--import-dump` and `--import-snapshot` cannot be used together.');
+  if (options.importSnapshot) {
+    const outcome = await importSnapshot(options.importSnapshot, engineOptions.dbPath, {
+      ignoreMissing: options.ignoreMissingSnapshot,
+      ignoreIfDbExists: options.ignoreSnapshotIfDbExists,
+    });
+    log(
+      outcome === 'imported'
+        ? `snapshot ${options.importSnapshot} imported into ${engineOptions.dbPath}`
+        : outcome === 'skipped-missing'
+          ? `snapshot ${options.importSnapshot} not found: ignored (--ignore-missing-snapshot)`
+          : `a database exists at ${engineOptions.dbPath}: snapshot ignored (--ignore-snapshot-if-db-exists)`,
+    );
+  }
+  if (options.importDump) {
+    const result = await importDump(options.importDump, engineOptions.dbPath, {
+      ignoreMissing: options.ignoreMissingDump,
+      ignoreIfDbExists: options.ignoreDumpIfDbExists,
+      log,
+    });
+    if (result.outcome === 'skipped-missing') log(`dump ${options.importDump} not found: ignored (--ignore-missing-dump)`);
+    if (result.outcome === 'skipped-db-exists') log(`a database exists at ${engineOptions.dbPath}: dump ignored (--ignore-dump-if-db-exists)`);
+  }
+  const status = checkDatabaseVersion(engineOptions.dbPath, { dumplessUpgrade: options.dumplessUpgrade });
+  const engine = await Engine.open({ ...engineOptions, autoProcess: false, skipVersionCheck: status.kind === 'upgrade' });
+  const ops = Ops.install(engine, options);
+  if (status.kind === 'upgrade') {
+    const task = await ops.enqueueUpgrade(status.from, status.to);
+    log(
+      task
+        ? `dumpless upgrade from ${status.from} to ${status.to} enqueued as task ${task.taskUid}; searches keep working, other tasks wait`
+        : `resuming the interrupted upgrade from ${status.from} to ${status.to}`,
+    );
+  }
+  if (engineOptions.autoProcess !== false) engine.scheduler.start();
+  return { engine, ops, notes };
+}
+
+/** `--schedule-snapshot` takes an optional number of seconds; alone (or `true`) it means daily. */
+export function parseScheduleSnapshot(value: string | boolean | undefined): number | undefined {
+  if (value === undefined || value === false || value === 'false' || value === '0') return undefined;
+  if (value === true || value === 'true' || value === '') return 86_400;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds <= 0) throw new Error(`Invalid value \`${value}\` for \`schedule-snapshot\`: expected a number of seconds.`);
+  return seconds;
+}
