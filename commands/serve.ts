@@ -1,8 +1,12 @@
 import { Command } from '@oclif/core';
-import { Engine, type LogLevel } from '../src/engine/engine.js';
+// The package entry, so that every module wired into the engine there is served too.
+import { Engine, type LogLevel } from '../src/index.js';
 import { flagsFor } from '../src/cli/oclif-flags.js';
 import { ConfigError, SERVE_OPTIONS, resolveOptions } from '../src/cli/serve-options.js';
 import { createServer } from '../src/http/server.js';
+import { createSecurity, type Security } from '../src/http/auth.js';
+import { MasterKeyError } from '../src/engine/auth/master-key.js';
+import { InvalidNetworkError } from '../src/engine/net/address-policy.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -36,7 +40,27 @@ export default class Serve extends Command {
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
 
     const engine = await Engine.open({ dbPath, logLevel, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) });
+    let security: Security;
+    try {
+      security = createSecurity({
+        dbPath,
+        env: options.env as 'development' | 'production',
+        masterKey: (options['master-key'] as string | undefined) ?? null,
+        taskWebhookUrl: (options['task-webhook-url'] as string | undefined) ?? null,
+        taskWebhookAuthorizationHeader: (options['task-webhook-authorization-header'] as string | undefined) ?? null,
+        allowedIpNetworks: (options['experimental-allowed-ip-networks'] as string | undefined) ?? null,
+        scheduler: engine.scheduler,
+        log: (level, message) => engine.log(level, message),
+      });
+    } catch (error) {
+      await engine.close();
+      if (error instanceof MasterKeyError || error instanceof InvalidNetworkError) this.error(error.message, { exit: 2 });
+      throw error;
+    }
+    for (const warning of security.warnings) this.warn(warning);
     const server = createServer(engine, {
+      guard: security.guard,
+      routes: security.routes,
       payloadSizeLimit: options['http-payload-size-limit'] as number,
       // Request logs are debug-level noise; operators asking for debug or trace get them.
       logLevel: logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'off',
@@ -45,6 +69,7 @@ export default class Serve extends Command {
     try {
       address = await server.listen(options['http-addr'] as string);
     } catch (error) {
+      await security.close();
       await engine.close();
       this.error(`Cannot listen on ${String(options['http-addr'])}: ${(error as Error).message}`, { exit: 1 });
     }
@@ -55,6 +80,9 @@ export default class Serve extends Command {
         `Database path:       ${dbPath}`,
         `Server listening on: ${address.url}`,
         `Environment:         ${String(options.env)}`,
+        security.auth.protected
+          ? "A master key has been set. Requests won't be authorized unless you provide an authentication key."
+          : 'No master key: every route but /keys is open.',
       ].join('\n'),
     );
 
@@ -66,6 +94,7 @@ export default class Serve extends Command {
         this.log(`Received ${signal}: shutting down.`);
         await server.close();
         await engine.close();
+        await security.close();
         resolve();
       };
       process.once('SIGINT', stop);

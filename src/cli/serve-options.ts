@@ -46,6 +46,28 @@ export const SERVE_OPTIONS: OptionSpec[] = [
     description: 'Memory the indexer may use for one batch (e.g. `2 GiB`). Default: chosen by the engine from the machine.',
   },
   {
+    name: 'master-key',
+    kind: 'string',
+    description:
+      'Master key protecting the API: every route but /health then needs `Authorization: Bearer <key>`, and /keys works. Required (at least 16 bytes) with --env production.',
+  },
+  {
+    name: 'task-webhook-url',
+    kind: 'string',
+    description: 'URL notified after each batch of tasks (gzip NDJSON of the batch\'s tasks); listed by /webhooks, not editable there.',
+  },
+  {
+    name: 'task-webhook-authorization-header',
+    kind: 'string',
+    description: 'Value of the Authorization header sent to --task-webhook-url.',
+  },
+  {
+    name: 'experimental-allowed-ip-networks',
+    kind: 'string',
+    description:
+      'Private, loopback or link-local networks that webhooks and REST embedders may call (comma-separated CIDRs, or `any`). Default: public addresses only.',
+  },
+  {
     name: 'log-level',
     kind: 'enum',
     values: ['OFF', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'],

@@ -1,0 +1,79 @@
+/** `search serve` with the security options, run as operators do (the built binary). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, json, serve } from '../cli/serve-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'search-serve-auth-'));
+const env = { PATH: process.env.PATH ?? '' };
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function failingServe(args: string[], extraEnv: Record<string, string> = {}) {
+  return execa('node', [BIN, 'serve', '--http-addr', '127.0.0.1:0', '--db-path', join(dir, 'refused'), ...args], {
+    env: { ...env, ...extraEnv },
+    extendEnv: false,
+    reject: false,
+    all: true,
+    timeout: 30_000,
+  });
+}
+
+describe('search serve security options', () => {
+  it('refuses to start in production without a master key of at least 16 bytes', async () => {
+    const none = await failingServe(['--env', 'production']);
+    expect(none.exitCode).toBe(2);
+    expect(none.all).toMatch(/must provide a master key/);
+    expect(none.all).not.toMatch(/Server listening/);
+
+    const short = await failingServe(['--env', 'production', '--master-key', 'tiny-secret']);
+    expect(short.exitCode).toBe(2);
+    expect(short.all).toMatch(/at least 16 bytes/);
+    expect(short.all).not.toContain('tiny-secret');
+
+    const badNetwork = await failingServe(['--experimental-allowed-ip-networks', '10.0.0.0/99']);
+    expect(badNetwork.exitCode).toBe(2);
+    expect(badNetwork.all).toMatch(/not a valid network/);
+  });
+
+  it('protects every route but /health with the master key (MEILI_* alias accepted)', async () => {
+    const master = 'cli-master-key-0123456789abcdef';
+    const served = await serve(['--db-path', join(dir, 'prod'), '--env', 'production', '--log-level', 'off'], {
+      ...env,
+      MEILI_MASTER_KEY: master,
+    });
+    try {
+      expect((await json(`${served.url}/health`)).status).toBe(200);
+      const anonymous = await json(`${served.url}/indexes`);
+      expect([anonymous.status, anonymous.body.code]).toEqual([401, 'missing_authorization_header']);
+      const wrong = await json(`${served.url}/indexes`, { headers: { authorization: 'Bearer nope' } });
+      expect([wrong.status, wrong.body.code]).toEqual([403, 'invalid_api_key']);
+      const keys = await json(`${served.url}/keys`, { headers: { authorization: `Bearer ${master}` } });
+      expect(keys.status).toBe(200);
+      const names = keys.body.results.map((k: { name: string }) => k.name).sort();
+      expect(names).toEqual(['Default Admin API Key', 'Default Chat API Key', 'Default Read-Only Admin API Key', 'Default Search API Key']);
+      const search = keys.body.results.find((k: { name: string }) => k.name === 'Default Search API Key');
+      const asSearch = await json(`${served.url}/indexes`, { headers: { authorization: `Bearer ${search.key}` } });
+      expect([asSearch.status, asSearch.body.code]).toEqual([403, 'invalid_api_key']);
+      expect(served.output()).toMatch(/master key has been set/);
+    } finally {
+      served.process.kill('SIGTERM');
+      await served.process;
+    }
+    expect(served.output()).not.toContain(master);
+  });
+
+  it('warns in development without a master key and keeps /keys closed', async () => {
+    const served = await serve(['--db-path', join(dir, 'dev'), '--log-level', 'off'], env);
+    try {
+      expect((await json(`${served.url}/indexes`)).status).toBe(200);
+      const keys = await json(`${served.url}/keys`);
+      expect([keys.status, keys.body.code]).toEqual([401, 'missing_master_key']);
+      expect(served.output()).toMatch(/No master key was found/);
+    } finally {
+      served.process.kill('SIGTERM');
+      await served.process;
+    }
+  });
+});
