@@ -180,6 +180,9 @@ export function keywordSearch(index: Index, params: SearchParams, want: number):
     matchingStrategy: params.matchingStrategy,
     fidRank: (fid) => rankIndex.get(fidRanks[fid] ?? 0) ?? 0,
     maxFidRank: Math.max(1, distinctRanks.length),
+    reader,
+    fids,
+    termWords: enumerableWords(terms, reader),
   };
   const cutoff = settings.searchCutoffMs ?? 1500;
   const sorted = bucketSort(rules, candidates, ctx, {
@@ -191,6 +194,25 @@ export function keywordSearch(index: Index, params: SearchParams, want: number):
   const totalHits = params.rankingScoreThreshold !== null ? sorted.aboveThreshold : candidates.size;
   return { hits: sorted.hits, candidates: toBitmap(candidates), totalHits, terms, degraded: sorted.degraded };
 }
+
+/** Words a term can match, when few enough to rank from posting lists (phrases never are). */
+function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<typeof keywordReader>): (i: number) => string[] | null {
+  const cache = new Map<number, string[] | null>();
+  return (i) => {
+    if (cache.has(i)) return cache.get(i)!;
+    const t = terms[i]!;
+    let words: string[] | null = null;
+    if (t.term.kind === 'word') {
+      const set = new Set(t.words.keys());
+      if (t.prefix !== null) for (const w of reader.dictionary().wordsWithPrefix(t.prefix, MAX_ENUMERATED + 1)) set.add(w);
+      words = set.size <= MAX_ENUMERATED ? [...set] : null;
+    }
+    cache.set(i, words);
+    return words;
+  };
+}
+
+const MAX_ENUMERATED = 256;
 
 export function presentHit(index: Index, hit: RankedHit, params: SearchParams, terms: readonly ResolvedTerm[]): Hit {
   const settings = index.settings;

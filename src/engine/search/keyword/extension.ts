@@ -15,7 +15,7 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { bumpKeywordGeneration, keywordDbs, prefixesOf, wordFidKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -69,6 +69,7 @@ interface DocKeys {
   exact: Set<string>;
   prefixes: Set<string>;
   wordFids: Set<string>;
+  wordPositions: Set<string>;
 }
 
 class FieldIds {
@@ -120,11 +121,16 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
 }
 
 function keysOf(entry: DocEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
-  const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set() };
-  for (const [fid, words] of entry) {
+  const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set(), wordPositions: new Set() };
+  const firstPosition = new Map<string, number>();
+  for (const [fid, words, positions] of entry) {
     const exact = analyzer.isExactAttribute(paths[fid] ?? '');
     const target = exact ? keys.exact : keys.words;
-    for (const w of words) {
+    for (let i = 0; i < words.length; i++) {
+      const w = words[i]!;
+      const p = positions[i]!;
+      const known = firstPosition.get(w);
+      if (known === undefined || p < known) firstPosition.set(w, p);
       if (target.has(w)) {
         keys.wordFids.add(wordFidKey(w, fid));
         continue;
@@ -134,6 +140,7 @@ function keysOf(entry: DocEntry, analyzer: Analyzer, paths: readonly string[], p
       if (prefixSearch) prefixesOf(w, keys.prefixes);
     }
   }
+  for (const [w, p] of firstPosition) keys.wordPositions.add(wordPositionKey(w, positionBucket(p)));
   return keys;
 }
 
@@ -147,6 +154,7 @@ class BatchWriter {
   readonly exact = new DeltaMap();
   readonly prefixes = new DeltaMap();
   readonly wordFids = new DeltaMap();
+  readonly wordPositions = new DeltaMap();
   readonly analyzer: Analyzer;
   readonly fields: FieldIds;
   private readonly prefixSearch: boolean;
@@ -167,13 +175,14 @@ class BatchWriter {
     diff(a?.exact, b?.exact, change.docid, this.exact);
     diff(a?.prefixes, b?.prefixes, change.docid, this.prefixes);
     diff(a?.wordFids, b?.wordFids, change.docid, this.wordFids);
+    diff(a?.wordPositions, b?.wordPositions, change.docid, this.wordPositions);
     if (next && next.length > 0) this.dbs.docs.putSync(change.docid, next);
     else if (old) this.dbs.docs.removeSync(change.docid);
     if (this.pending() > FLUSH_THRESHOLD) this.flush();
   }
 
   pending(): number {
-    return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size;
+    return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size + this.wordPositions.size;
   }
 
   flush(): void {
@@ -181,6 +190,7 @@ class BatchWriter {
     this.exact.mergeInto(this.dbs.exactWords);
     this.prefixes.mergeInto(this.dbs.prefixes);
     this.wordFids.mergeInto(this.dbs.wordFids);
+    this.wordPositions.mergeInto(this.dbs.wordPositions);
     if (this.fields.dirty) {
       this.dbs.meta.putSync('fields', this.fields.paths);
       this.fields.dirty = false;
@@ -224,6 +234,7 @@ export const keywordExtension: IndexExtension = {
     dbs.exactWords.clearSync();
     dbs.prefixes.clearSync();
     dbs.wordFids.clearSync();
+    dbs.wordPositions.clearSync();
     dbs.docs.clearSync();
     bumpKeywordGeneration(store);
   },

@@ -5,6 +5,8 @@
  *   kw-exact-words  word -> docids               words of `disableOnAttributes` fields (exact only)
  *   kw-prefixes     prefix -> docids             prefixes of 1..PREFIX_MAX chars of every word
  *   kw-word-fids    word \0 fid -> docids        per-field postings (attributeRank, attributesToSearchOn)
+ *   kw-word-pos     word \0 bucket -> docids     bucket of the word's first position in the document
+ *                                                (wordPosition without reading documents)
  *   kw-docs         docid -> [[fid, words, positions], ...]   the extracted words of each document,
  *                                                in order with positions (proximity, wordPosition,
  *                                                exactness, phrases) and the exact record of what
@@ -27,6 +29,7 @@ export interface KeywordDbs {
   exactWords: Database<Buffer, string>;
   prefixes: Database<Buffer, string>;
   wordFids: Database<Buffer, string>;
+  wordPositions: Database<Buffer, string>;
   docs: Database<DocEntry, number>;
   meta: Database<any, string>;
 }
@@ -41,6 +44,7 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       exactWords: store.openDB<Buffer, string>('kw-exact-words', { encoding: 'binary' }),
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordFids: store.openDB<Buffer, string>('kw-word-fids', { encoding: 'binary' }),
+      wordPositions: store.openDB<Buffer, string>('kw-word-pos', { encoding: 'binary' }),
       docs: store.openDB<DocEntry, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'msgpack' }),
       meta: store.openDB<any, string>('kw-meta', { encoding: 'msgpack' }),
     };
@@ -51,6 +55,17 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
 
 export function wordFidKey(word: string, fid: number): string {
   return `${word}\u0000${fid}`;
+}
+
+/** Position buckets: exact below 8, then logarithmic, as far positions matter less and less. */
+export const MAX_POSITION_BUCKET = 16;
+export function positionBucket(p: number): number {
+  if (p < 8) return p;
+  return Math.min(MAX_POSITION_BUCKET, 8 + Math.floor(Math.log2(p / 8) * 2));
+}
+
+export function wordPositionKey(word: string, bucket: number): string {
+  return `${word}\u0000${bucket}`;
 }
 
 /** Prefixes of `word` that get prefix postings (whole code points only). */

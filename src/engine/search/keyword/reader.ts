@@ -6,7 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
-import { keywordDbs, keywordGeneration, wordFidKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { keywordDbs, keywordGeneration, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -94,6 +94,12 @@ export class KeywordReader {
 
   wordInField(word: string, fid: number): Bitmap {
     return this.cached('f', wordFidKey(word, fid), () => this.dbs.wordFids.get(wordFidKey(word, fid)));
+  }
+
+  /** Documents whose first occurrence of `word` falls in position bucket `bucket`. */
+  wordAtBucket(word: string, bucket: number): Bitmap {
+    const key = wordPositionKey(word, bucket);
+    return this.cached('b', key, () => this.dbs.wordPositions.get(key));
   }
 
   private exactKnown: boolean | null = null;

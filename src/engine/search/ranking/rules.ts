@@ -9,6 +9,8 @@ import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 import type { MatchAnalyzer, Occurrence } from './matches.js';
+import type { KeywordReader } from '../keyword/reader.js';
+import { MAX_POSITION_BUCKET, positionBucket } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
 import { sortBuckets, type SortCriterion } from './sort.js';
 
@@ -32,7 +34,15 @@ export interface RankingContext {
   /** Attribute rank of a field id, and the number of ranks. */
   fidRank: (fid: number) => number;
   maxFidRank: number;
+  reader: KeywordReader;
+  /** Field ids searched in (null: all). */
+  fids: number[] | null;
+  /** Every word a term can match when they are few enough to enumerate, else null. */
+  termWords: (i: number) => string[] | null;
 }
+
+/** Buckets at least this large are ranked from posting lists when the terms allow it. */
+const BITMAP_PATH_MIN = 256;
 
 export interface RankingRule {
   key: string;
@@ -125,6 +135,46 @@ function* byCost(docids: Docids, active: number[], cost: (docid: number) => numb
   for (const c of [...groups.keys()].sort((a, b) => a - b)) yield { docids: groups.get(c)!, active, detail: detail(c) };
 }
 
+/**
+ * Sum of per-term costs from posting lists: `costs(i)[c]` holds the documents where term i costs c
+ * (documents in none cost `maxCost`). Returns null when a term's words cannot be enumerated.
+ */
+function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxCost: number, costs: (words: string[]) => Bitmap[]): Array<[number, Bitmap]> | null {
+  if (sizeOf(docids) < BITMAP_PATH_MIN) return null;
+  const perTerm: Bitmap[][] = [];
+  for (const i of active) {
+    const words = ctx.termWords(i);
+    if (!words) return null;
+    perTerm.push(costs(words));
+  }
+  let buckets: Bitmap[] = [toBitmap(docids)];
+  for (const termCosts of perTerm) {
+    const next: Bitmap[] = [];
+    const put = (at: number, b: Bitmap) => {
+      if (b.isEmpty) return;
+      next[at] = next[at] ? RoaringBitmap32.or(next[at]!, b) : b;
+    };
+    buckets.forEach((b, t) => {
+      if (!b || b.isEmpty) return;
+      let rest = b;
+      termCosts.forEach((cb, c) => {
+        if (c >= maxCost || cb.isEmpty) return;
+        const part = RoaringBitmap32.and(rest, cb);
+        if (part.isEmpty) return;
+        put(t + c, part);
+        rest = RoaringBitmap32.andNot(rest, part);
+      });
+      put(t + maxCost, rest);
+    });
+    buckets = next;
+  }
+  const out: Array<[number, Bitmap]> = [];
+  buckets.forEach((b, c) => {
+    if (b && !b.isEmpty) out.push([c, b]);
+  });
+  return out;
+}
+
 const MAX_PAIR_COST = 7;
 
 function pairCost(a: Occurrence[], b: Occurrence[]): number {
@@ -171,6 +221,17 @@ const attributeRank: RankingRule = {
     const per = ctx.maxFidRank;
     const maxRank = active.length * (per - 1) + 1;
     if (per <= 1) return [{ docids, active, detail: { key: 'attributeRank', rank: 1, maxRank: 1 } }];
+    const paths = ctx.reader.fieldPaths();
+    const fids = ctx.fids ?? paths.map((_, fid) => fid);
+    const fast = bitmapCosts(docids, active, ctx, per - 1, (words) => {
+      const byRank: Bitmap[][] = [];
+      for (const fid of fids) {
+        const r = ctx.fidRank(fid);
+        for (const w of words) (byRank[r] ??= []).push(ctx.reader.wordInField(w, fid));
+      }
+      return Array.from({ length: per }, (_, r) => RoaringBitmap32.orMany(byRank[r] ?? []));
+    });
+    if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'attributeRank', rank: maxRank - c, maxRank } }));
     return byCost(
       docids,
       active,
@@ -189,18 +250,16 @@ const attributeRank: RankingRule = {
   },
 };
 
-/** Position buckets: exact below 8, then logarithmic, as far positions matter less and less. */
-const MAX_POSITION_BUCKET = 16;
-function positionBucket(p: number): number {
-  if (p < 8) return p;
-  return Math.min(MAX_POSITION_BUCKET, 8 + Math.floor(Math.log2(p / 8) * 2));
-}
 
 const wordPosition: RankingRule = {
   key: 'wordPosition',
   needsTerms: true,
   split(docids, active, ctx) {
     const maxRank = active.length * MAX_POSITION_BUCKET + 1;
+    const fast = bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) =>
+      Array.from({ length: MAX_POSITION_BUCKET }, (_, b) => RoaringBitmap32.orMany(words.map((w) => ctx.reader.wordAtBucket(w, b)))),
+    );
+    if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'wordPosition', rank: maxRank - c, maxRank } }));
     return byCost(
       docids,
       active,
