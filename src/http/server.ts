@@ -6,6 +6,7 @@
  */
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { loggableUrl } from '../engine/auth/redact.js';
 import type { HttpEngine } from './engine-port.js';
 import { notFound, sendError, toResponseError } from './error-mapping.js';
 import { parseQueryString } from './query-params.js';
@@ -62,7 +63,13 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
   const payloadLimit = options.payloadSizeLimit ?? DEFAULT_PAYLOAD_SIZE_LIMIT;
   const logLevel = options.logLevel && options.logLevel !== 'off' ? options.logLevel.toLowerCase() : undefined;
   const app = Fastify({
-    logger: logLevel ? { level: logLevel } : false,
+    logger: logLevel
+      ? {
+          level: logLevel,
+          // Key values can appear in `/keys/:uidOrKey`; headers (Authorization) are never logged.
+          serializers: { req: (req) => ({ method: req.method, url: loggableUrl(req.url), remoteAddress: req.ip }) },
+        }
+      : false,
     bodyLimit: payloadLimit,
     routerOptions: {
       ignoreTrailingSlash: true,

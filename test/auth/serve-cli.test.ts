@@ -64,16 +64,20 @@ describe('search serve security options', () => {
     expect(served.output()).not.toContain(master);
   });
 
-  it('warns in development without a master key and keeps /keys closed', async () => {
-    const served = await serve(['--db-path', join(dir, 'dev'), '--log-level', 'off'], env);
+  it('warns in development without a master key, keeps /keys closed and logs no secret', async () => {
+    // debug logs every request: neither header values nor key values in paths may appear
+    const served = await serve(['--db-path', join(dir, 'dev'), '--log-level', 'debug'], env);
     try {
-      expect((await json(`${served.url}/indexes`)).status).toBe(200);
-      const keys = await json(`${served.url}/keys`);
+      expect((await json(`${served.url}/indexes`, { headers: { authorization: 'Bearer HEADER-SECRET-1' } })).status).toBe(200);
+      const keys = await json(`${served.url}/keys/PATH-SECRET-2`);
       expect([keys.status, keys.body.code]).toEqual([401, 'missing_master_key']);
+      expect((await json(`${served.url}/indexes?api_key=QUERY-SECRET-3`)).status).toBe(400);
       expect(served.output()).toMatch(/No master key was found/);
     } finally {
       served.process.kill('SIGTERM');
       await served.process;
     }
+    expect(served.output()).toMatch(/keys\/\[redacted\]/);
+    for (const secret of ['HEADER-SECRET-1', 'PATH-SECRET-2', 'QUERY-SECRET-3']) expect(served.output()).not.toContain(secret);
   });
 });

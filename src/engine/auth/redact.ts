@@ -33,3 +33,17 @@ export function loggableHeaders(headers: Record<string, unknown>): Record<string
   }
   return out;
 }
+
+/**
+ * A request URL safe to log: the `/keys/:uidOrKey` segment may be a key value, so it is hidden,
+ * as are query parameters that commonly carry credentials.
+ */
+export function loggableUrl(url: string): string {
+  const [path = '', query] = url.split('?', 2);
+  const safePath = path.replace(/^(\/keys\/)[^/]+/, '$1[redacted]');
+  if (query === undefined) return safePath;
+  const params = new URLSearchParams(query);
+  for (const name of [...params.keys()])
+    if (/key|token|secret|password|auth/i.test(name)) params.set(name, '[redacted]');
+  return `${safePath}?${params.toString()}`;
+}
