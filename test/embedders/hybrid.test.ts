@@ -12,7 +12,7 @@ import { Harness } from './harness.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
 
 const settings = { ...defaultSettings(), embedders: updateEmbedders({}, { manual: { source: 'userProvided', dimensions: 2 } }) };
-const hit = (docid: number, score: number): RankedHit => ({ docid, score });
+const hit = (docid: number, score: number): RankedHit => ({ docid, score, details: [] });
 
 describe('parseSemanticParams', () => {
   const error = (body: Record<string, unknown>) => {
@@ -102,7 +102,7 @@ describe('hybrid and similar search on an index', () => {
 
   const ids = (hits: RankedHit[]) => hits.map((x) => h.store.getDocument(x.docid)!.id);
   const keywordOnly = (ranked: string[], score = 0.8) => (): Ranking => ({
-    hits: ranked.map((id) => ({ docid: h.docid(id), score })),
+    hits: ranked.map((id) => ({ docid: h.docid(id), score, details: [] })),
     candidates: new RoaringBitmap32(ranked.map((id) => h.docid(id))),
   });
 

@@ -26,13 +26,18 @@ import type { Bitmap, IndexStore } from '../index/store.js';
 import { RoaringBitmap32 } from '../index/store.js';
 import type { Settings } from '../settings/types.js';
 import { vectorsExtension, type VectorsExtension } from '../vector/extension.js';
+import type { RuleDetail } from './ranking/score.js';
+import type { Index } from '../index/index.js';
+import { parseSearchParams, type SearchParams } from './params.js';
+import { keywordSearch, presentHit, search, type KeywordResult, type SearchResponse } from './search.js';
+import { computeFacets } from './seams.js';
 
 export interface RankedHit {
   docid: number;
   /** The ranking score in [0, 1] (`_rankingScore`). */
   score: number;
-  /** `_rankingScoreDetails` contribution, e.g. `{vectorSort: {order, similarity}}`. */
-  details?: Record<string, unknown>;
+  /** Rule by rule, as keyword ranking reports them; semantic hits carry one `vectorSort` entry. */
+  details: RuleDetail[];
   /** True when the hit comes from the semantic side. */
   semantic?: boolean;
 }
@@ -165,7 +170,7 @@ export async function semanticRanking(
     if (hit.docid === query.exclude || !universe.has(hit.docid)) continue;
     const score = shiftScore(hit.similarity, distribution);
     if (threshold !== undefined && score < threshold) continue;
-    hits.push({ docid: hit.docid, score, semantic: true, details: { vectorSort: { order: hits.length, similarity: score } } });
+    hits.push({ docid: hit.docid, score, semantic: true, details: [{ key: 'vectorSort', extra: { similarity: score } }] });
     if (hits.length >= query.limit) break;
   }
   let candidates = universe;
@@ -289,4 +294,65 @@ export function mergeRankings(
     if (takeSemantic) semanticHitCount++;
   }
   return { hits: out, semanticHitCount };
+}
+
+// --- the search route -----------------------------------------------------------------------
+
+export type HybridSearchResponse = SearchResponse & { semanticHitCount?: number };
+
+/**
+ * `POST /indexes/:uid/search` with vectors: plain keyword search when the body has neither
+ * `hybrid` nor `vector`, otherwise the hybrid flow with hits formatted like keyword hits
+ * (highlighting uses the query words), facets over the merged candidates and `semanticHitCount`.
+ */
+export async function searchWithVectors(index: Index, body: unknown, extension: VectorsExtension = vectorsExtension): Promise<HybridSearchResponse> {
+  const started = performance.now();
+  const params = parseSearchParams(body);
+  const settings = index.settings;
+  const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, settings);
+  if (!semantic) return search(index, body);
+
+  const paging = pageWindow(params, settings.pagination.maxTotalHits);
+  const filter = params.filter !== null ? index.filterDocids(params.filter, 'invalid_search_filter') : undefined;
+  let terms: KeywordResult['terms'] = [];
+  const keyword: KeywordRanker = ({ limit }) => {
+    const result = keywordSearch(index, params, limit);
+    terms = result.terms;
+    return { hits: result.hits, candidates: result.candidates };
+  };
+  const result = await hybridSearch(
+    index,
+    { q: params.q, offset: paging.skip, limit: paging.take, filter, rankingScoreThreshold: params.rankingScoreThreshold, semantic },
+    keyword,
+    extension,
+  );
+  const hits = result.hits.map((h) => presentHit(index, h, params, terms));
+  const response: HybridSearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
+  const total = Math.min(result.candidates.size, settings.pagination.maxTotalHits);
+  if (paging.pages) {
+    response.hitsPerPage = paging.hitsPerPage;
+    response.page = paging.page;
+    response.totalPages = paging.hitsPerPage === 0 ? 0 : Math.ceil(total / paging.hitsPerPage);
+    response.totalHits = total;
+  } else {
+    response.limit = params.limit;
+    response.offset = params.offset;
+    response.estimatedTotalHits = total;
+  }
+  if (params.facets) Object.assign(response, computeFacets(index, result.candidates, params.facets, settings));
+  response.semanticHitCount = result.semanticHitCount;
+  response.processingTimeMs = Math.round(performance.now() - started);
+  return response;
+}
+
+/** Offset/limit or page/hitsPerPage -> the slice of ranked hits to return, within maxTotalHits. */
+function pageWindow(p: SearchParams, max: number) {
+  if (p.page !== null || p.hitsPerPage !== null) {
+    const page = p.page ?? 1;
+    const hitsPerPage = p.hitsPerPage ?? 20;
+    const skip = Math.min(page === 0 ? max : (page - 1) * hitsPerPage, max);
+    return { pages: true, skip, take: Math.max(0, Math.min(max, skip + hitsPerPage) - skip), page, hitsPerPage };
+  }
+  const skip = Math.min(p.offset, max);
+  return { pages: false, skip, take: Math.max(0, Math.min(max, p.offset + p.limit) - skip), page: 0, hitsPerPage: 0 };
 }

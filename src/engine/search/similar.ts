@@ -9,6 +9,7 @@ import { describeValue } from '../embedders/settings.js';
 import type { Bitmap } from '../index/store.js';
 import type { Document } from '../types.js';
 import { vectorsExtension, type VectorsExtension } from '../vector/extension.js';
+import { detailsObject } from './ranking/score.js';
 import { checkEmbedder, semanticRanking, type RankedHit, type SearchableIndex } from './hybrid.js';
 
 export interface SimilarIndex extends SearchableIndex {
@@ -135,11 +136,11 @@ export async function similarDocuments(index: SimilarIndex, body: unknown, exten
   }
   const ranked = [...best.values()].sort((a, b) => b.score - a.score);
   const page = ranked.slice(query.offset, window);
-  const hits = page.map((hit, i) => {
+  const hits = page.map((hit) => {
     const doc = index.store.getDocument(hit.docid)!;
     const out = index.present(hit.docid, doc, query.attributesToRetrieve, query.retrieveVectors);
     if (query.showRankingScore) out._rankingScore = hit.score;
-    if (query.showRankingScoreDetails) out._rankingScoreDetails = { vectorSort: { order: query.offset + i, similarity: hit.score } };
+    if (query.showRankingScoreDetails) out._rankingScoreDetails = detailsObject(hit.details);
     return out;
   });
   return {

@@ -23,6 +23,7 @@ import { embedderFor } from '../embedders/index.js';
 import { parseDocumentVectors } from '../embedders/documentVectors.js';
 import { renderDocument } from '../embedders/template.js';
 import type { Embedder } from '../embedders/types.js';
+import { VectorStore } from './store.js';
 
 export type Distance = 'cosine' | 'euclidean' | 'dot' | 'hamming';
 
@@ -397,15 +398,10 @@ function userEmbeddings(entry: unknown, regenerate: boolean): number[][] | undef
   return typeof embeddings[0] === 'number' ? [embeddings as number[]] : (embeddings as number[][]);
 }
 
-let storeFactory: VectorStoreFactory | undefined;
+/** The extension registered on every index, backed by the disk HNSW store. */
+export const vectorsExtension = new VectorsExtension((store, embedder, options) => new VectorStore(store, embedder, options));
 
-/** Choose the vector store implementation (the disk HNSW store of this directory). */
-export function useVectorStore(factory: VectorStoreFactory): void {
-  storeFactory = factory;
+/** The engine's document presenter (`registerEngineModules({present})`): `_vectors` for output. */
+export function presentDocument(index: { store: IndexStore; settings: Settings }, docid: number, doc: Document, options: { retrieveVectors: boolean }): Document {
+  return presentVectors(vectorsExtension, index, docid, doc, options);
 }
-
-/** The extension registered on every index. */
-export const vectorsExtension = new VectorsExtension((store, embedder, options) => {
-  if (!storeFactory) throw new SearchError('internal', 'No vector store implementation is registered.');
-  return storeFactory(store, embedder, options);
-});
