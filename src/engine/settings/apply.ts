@@ -3,6 +3,7 @@
  * other value replaces it (nested objects such as `typoTolerance` merge one level deep, as the
  * reference does).
  */
+import { mergeEmbedders, type EmbeddersPatch } from '../embedders/settings.js';
 import { defaultSettings, type Settings } from './types.js';
 
 const MERGED_OBJECTS = new Set<keyof Settings>(['typoTolerance', 'faceting', 'pagination']);
@@ -21,12 +22,8 @@ export function applySettingsPatch(current: Settings, patch: Partial<Record<keyo
       }
       next[key] = base;
     } else if (key === 'embedders' && typeof value === 'object') {
-      const embedders: Record<string, unknown> = { ...current.embedders };
-      for (const [name, config] of Object.entries(value as Record<string, unknown>)) {
-        if (config === null) delete embedders[name];
-        else embedders[name] = { ...((embedders[name] as object | undefined) ?? {}), ...(config as object) };
-      }
-      next[key] = embedders;
+      // per-embedder merge with source-aware checks and defaults (src/engine/embedders/settings.ts)
+      next[key] = mergeEmbedders(current.embedders, value as EmbeddersPatch);
     } else {
       next[key] = value;
     }
