@@ -253,3 +253,24 @@ export function assertTaskFilterAuthorized(request: FastifyRequest, filter: { in
   if (!filter.indexUids || filter.indexUids.length === 0) throw new SearchError('invalid_api_key', 'The provided API key is invalid.');
   assertIndexesAuthorized(request, filter.indexUids);
 }
+
+/**
+ * Writes that create their index when it is missing (adding documents, updating settings) may do
+ * so only with `indexes.create` on it; otherwise the index must exist (`index_not_found`).
+ */
+export function assertIndexCreationAllowed(request: FastifyRequest, uid: string, exists: (uid: string) => boolean): void {
+  if (requestAuthorization(request).canCreateIndex(uid) || exists(uid)) return;
+  throw new SearchError('index_not_found', `Index \`${uid}\` not found.`);
+}
+
+/** `exists` for `assertIndexCreationAllowed`, from an engine's `getIndex`. */
+export function indexExists(getIndex: (uid: string) => unknown): (uid: string) => boolean {
+  return (uid) => {
+    try {
+      getIndex(uid);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}

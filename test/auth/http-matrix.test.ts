@@ -208,6 +208,20 @@ describe('auth matrix', () => {
     expect((await h.request('POST', '/indexes/movies/search', { key: created.body.key, json: {} })).body.code).toBe('invalid_api_key');
   });
 
+  it('adding documents or settings creates a missing index only with indexes.create', async () => {
+    const addOnly = await createKey({ actions: ['documents.add', 'settings.update'], indexes: ['*'] });
+    const creator = await createKey({ actions: ['documents.add', 'indexes.create'], indexes: ['*'] });
+    const refused = await h.request('POST', '/indexes/brand_new/documents', { key: addOnly, json: [{ id: 1 }] });
+    expect([refused.status, refused.body.code]).toEqual([404, 'index_not_found']);
+    const refusedSettings = await h.request('PATCH', '/indexes/brand_new/settings', { key: addOnly, json: { stopWords: ['a'] } });
+    expect([refusedSettings.status, refusedSettings.body.code]).toEqual([404, 'index_not_found']);
+    const toExisting = await h.request('POST', '/indexes/other/documents', { key: addOnly, json: [{ id: 7 }] });
+    expect(toExisting.status).toBe(202);
+    const created = await h.request('POST', '/indexes/brand_new/documents', { key: creator, json: [{ id: 1 }] });
+    expect(created.status).toBe(202);
+    expect((await h.engine.waitForTask(created.body.taskUid)).status).toBe('succeeded');
+  });
+
   it('without a master key every route is open except /keys', async () => {
     const open = await startSecured({ masterKey: null });
     try {

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SearchError } from '../../engine/errors.js';
 import type { DocumentPayload, DocumentsQuery } from '../../engine/types.js';
+import { assertIndexCreationAllowed, indexExists } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import {
   booleanField,
@@ -155,6 +156,7 @@ export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'documents.add',
       handler: async ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, ['primaryKey', 'csvDelimiter']);
+        assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
         const payload = documentPayload(request, query);
         const options: { primaryKey?: string; method: 'replace' | 'update' } = { method: mode };
         if (query.primaryKey !== undefined) options.primaryKey = query.primaryKey;

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../engine/settings/types.js';
+import { assertIndexCreationAllowed, indexExists } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
 import { checkKnownParams } from '../query-params.js';
@@ -54,7 +55,10 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'PATCH',
     url: base,
     action: 'settings.update',
-    handler: async ({ request, reply, indexUid }) => accepted(reply, await engine.updateSettings(indexUid, readJsonBody(request))),
+    handler: async ({ request, reply, indexUid }) => {
+      assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
+      return accepted(reply, await engine.updateSettings(indexUid, readJsonBody(request)));
+    },
   });
   addRoute(app, {
     method: 'DELETE',
@@ -78,8 +82,10 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
       method,
       url,
       action: 'settings.update',
-      handler: async ({ request, reply, indexUid }) =>
-        accepted(reply, await engine.updateSettings(indexUid, { [key]: readJsonBody(request) })),
+      handler: async ({ request, reply, indexUid }) => {
+        assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
+        return accepted(reply, await engine.updateSettings(indexUid, { [key]: readJsonBody(request) }));
+      },
     });
     addRoute(app, {
       method: 'DELETE',
