@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { SearchError } from './errors.js';
-import type { IndexExtension } from './index/extension.js';
-import type { DocumentPresenter, FilterResolver, Index } from './index/index.js';
+import type { Index } from './index/index.js';
+import { defaultModules } from './modules.js';
+import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
+import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { parseDocumentPayload, writeUpdateFile } from './index/payload.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
@@ -51,21 +53,7 @@ export interface EngineOptions {
   skipVersionCheck?: boolean;
 }
 
-/** Pluggable parts provided by the search, vector and ops modules. */
-export interface EngineModules {
-  extensions: () => IndexExtension[];
-  filter?: FilterResolver;
-  present?: DocumentPresenter;
-}
-
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
-
-const modules: EngineModules = { extensions: () => [] };
-
-/** Called by the search/vector modules at import time to plug themselves in. */
-export function registerEngineModules(update: Partial<EngineModules>): void {
-  Object.assign(modules, update);
-}
 
 export class Engine {
   readonly dbPath: string;
@@ -92,11 +80,7 @@ export class Engine {
     this.instanceUid = ensureInstanceUid(this.dbPath);
     this.tasks = new TaskStore(this.paths.tasks);
     if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
-    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, {
-      extensions: () => modules.extensions(),
-      filter: modules.filter,
-      present: modules.present,
-    });
+    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, defaultModules);
     this.indexes.removeOrphans();
     this.scheduler = new Scheduler({
       taskStore: this.tasks,
@@ -313,6 +297,18 @@ export class Engine {
     const all = Object.keys(defaultSettings()) as Array<keyof Settings>;
     const patch = Object.fromEntries((keys ?? all).map((key) => [key, null])) as Partial<Settings>;
     return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, { ...patch });
+  }
+
+  // --- search -------------------------------------------------------------------------------
+
+  /** `POST /indexes/:uid/search`: keyword, vector or hybrid search depending on the body. */
+  async search(uid: string, body: unknown): Promise<HybridSearchResponse> {
+    return searchWithVectors(this.indexes.get(uid), body);
+  }
+
+  /** `POST /indexes/:uid/similar`: documents near a given document's embedding. */
+  async similar(uid: string, body: unknown): Promise<SimilarResponse> {
+    return similarDocuments(this.indexes.get(uid), body);
   }
 
   // --- tasks and batches ----------------------------------------------------------------------

@@ -115,3 +115,24 @@ describe('engine: indexes, documents and tasks', () => {
     expect(() => engine.getIndex('one')).toThrow(/not found/);
   });
 });
+
+describe('engine: composed modules', () => {
+  test('keyword search, filters and facets work on documents added through the engine', async () => {
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await engine.waitForTask((await engine.updateSettings('movies', { filterableAttributes: ['genres', 'year'] })).taskUid);
+    const added = await engine.waitForTask((await engine.addDocuments('movies', movies.slice(0, 3000))).taskUid);
+    expect(added.status).toBe('succeeded');
+    const result = (await engine.search('movies', { q: 'godfather', filter: 'year > 1900', facets: ['genres'] })) as {
+      hits: Array<Record<string, unknown>>;
+      facetDistribution?: Record<string, Record<string, number>>;
+    };
+    const expected = movies.slice(0, 3000).filter((m) => /godfather/i.test(String(m.title)) && Number(m.year) > 1900);
+    expect(expected.map((m) => m.title)).toEqual(['The Three Godfathers']);
+    expect(result.hits[0]?.title).toBe('The Three Godfathers');
+    expect(result.facetDistribution?.genres).toBeDefined();
+    const filtered = engine.getDocuments('movies', { filter: 'year = 1950', limit: 1000 });
+    expect(filtered.total).toBe(movies.slice(0, 3000).filter((m) => m.year === 1950).length);
+  });
+});
