@@ -12,7 +12,6 @@ import type { MatchAnalyzer, Occurrence } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
 import { MAX_POSITION_BUCKET, positionBucket } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
-import { sortBuckets, type SortCriterion } from './sort.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -330,17 +329,5 @@ const exactness: RankingRule = {
     );
   },
 };
-
-/** One sort criterion as a rule; `sort` expands to one of these per criterion, in order. */
-export function sortRule(criterion: SortCriterion): RankingRule {
-  const key = `${criterion.field}:${criterion.order}`;
-  return {
-    key,
-    needsTerms: false,
-    *split(docids, active, ctx) {
-      for (const b of sortBuckets(ctx.store, toArray(docids), criterion)) yield { docids: b.docids, active, detail: { key, extra: { value: b.value } } };
-    },
-  };
-}
 
 export const BUILTIN_RULES: Record<string, RankingRule> = { words, typo, proximity, attributeRank, wordPosition, exactness };
