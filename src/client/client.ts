@@ -127,7 +127,7 @@ export class SearchClient {
     return this.request('GET', `/tasks/${uid}`);
   }
 
-  /** Polls until the task is finished; the interval grows to 1 s so long batches cost few requests. */
+  /** Polls until the task is finished; the interval grows to 250 ms so long batches cost few requests. */
   async waitForTask(uid: number, o: { timeoutMs?: number } = {}): Promise<Task> {
     const deadline = Date.now() + (o.timeoutMs ?? 60 * 60 * 1000);
     let interval = 25;
@@ -136,7 +136,7 @@ export class SearchClient {
       if (task.status === 'succeeded' || task.status === 'failed' || task.status === 'canceled') return task;
       if (Date.now() > deadline) throw new ClientError(`timed out waiting for task ${uid}`, 0, null);
       await sleep(interval);
-      interval = Math.min(1000, interval * 2);
+      interval = Math.min(250, interval * 2);
     }
   }
 }

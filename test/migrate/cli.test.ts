@@ -1,0 +1,194 @@
+/**
+ * End to end through the built CLI: `node bin/run.js migrate qdrant ...` against the Qdrant test
+ * server, into a database directory or a running server, for every fixture collection.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import { createServer } from '../../src/http/server.js';
+import { SearchClient } from '../../src/client/index.js';
+import type { MigrationResult } from '../../src/migrate/pipeline.js';
+import { citiesCollection, edgeCollection, LEDGER_EDGE_IDS, ledgerCollection, moviesCollection } from '../qdrant-server/fixtures.js';
+import { startQdrantServer, type QdrantTestServer } from '../qdrant-server/server.js';
+
+let qdrant: QdrantTestServer;
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'migrate-cli-'));
+  dirs.push(d);
+  return d;
+};
+
+beforeAll(async () => {
+  qdrant = await startQdrantServer({ collections: [citiesCollection(), moviesCollection(), ledgerCollection(), edgeCollection()], apiKey: 'qkey' });
+});
+afterAll(async () => {
+  await qdrant.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function cli(args: string[], cwd: string): ResultPromise<{ reject: false; cwd: string; env: Record<string, string> }> {
+  return execa('node', [join(process.cwd(), 'bin/run.js'), 'migrate', 'qdrant', '--qdrant-url', qdrant.url, ...args], {
+    reject: false,
+    cwd,
+    env: { QDRANT_API_KEY: 'qkey' },
+  });
+}
+
+function report(stdout: string): MigrationResult {
+  return JSON.parse(stdout) as MigrationResult;
+}
+
+async function withEngine<T>(dbPath: string, fn: (e: Engine) => Promise<T> | T): Promise<T> {
+  const engine = await Engine.open({ dbPath, logLevel: 'off' });
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+describe('search migrate qdrant (built CLI)', () => {
+  it('migrates every fixture collection into a database directory, JSON report on stdout', async () => {
+    const cwd = tmp();
+    const r = await cli(['--collection', 'cities', '--collection', 'movies', '--collection', 'ledger', '--collection', 'edge', '--db-path', 'db', '--json', '--batch-size', '150', '--page-size', '50', '--binary-quantized'], cwd);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const rep = report(r.stdout);
+    expect(rep.ok).toBe(true);
+    expect(rep.collections.map((c) => [c.index, c.verification?.qdrantCount, c.verification?.documentCount, c.verification?.passed])).toEqual([
+      ['cities', 500, 500, true],
+      ['movies', 400, 400, true],
+      ['ledger', 120, 120, true],
+      ['edge', 30, 30, true],
+    ]);
+    expect(rep.peakRssMb).toBeGreaterThan(0);
+    // no checkpoint left behind after a verified run
+    expect(readdirSync(join(cwd, '.search-migrate'))).toEqual([]);
+    await withEngine(join(cwd, 'db'), (e) => {
+      expect(e.listIndexes({ limit: 10 }).results.map((i) => [i.uid, i.primaryKey])).toEqual(
+        expect.arrayContaining([['cities', 'id'], ['movies', 'id'], ['ledger', 'id'], ['edge', 'id']]),
+      );
+      for (const id of LEDGER_EDGE_IDS) expect(e.getDocument('ledger', id.toString()).id).toBe(id.toString());
+      expect(e.getSettings('ledger').embedders.default).toMatchObject({ source: 'userProvided', dimensions: 8, binaryQuantized: true });
+      const first = moviesCollection(1).points.at(0);
+      expect(e.getDocument('movies', String(first.id)).title).toBe((first.payload as { title: string }).title);
+    });
+  });
+
+  it('prints the plan on --dry-run and writes nothing', async () => {
+    const cwd = tmp();
+    const r = await cli(['--collection', 'edge', '--dry-run'], cwd);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/Plan for edge -> index edge: 30 points/);
+    expect(r.stdout).toMatch(/warning: sparse vector "keywords" skipped/);
+    expect(r.stdout).toMatch(/warning: vector "manhattan" uses Manhattan distance/);
+    expect(r.stdout).toMatch(/Dry run: nothing was written/);
+    expect(existsSync(join(cwd, 'db'))).toBe(false);
+    expect(existsSync(join(cwd, '.search-migrate'))).toBe(false);
+  });
+
+  it('resumes after the process is killed in the middle, without duplicates or gaps', async () => {
+    const cwd = tmp();
+    const args = ['--collection', 'cities', '--db-path', 'db', '--json', '--batch-size', '40', '--page-size', '20'];
+    const first = cli(args, cwd);
+    const startScroll = qdrant.counts.scroll;
+    qdrant.faults.scrollDelayMs = 30;
+    qdrant.faults.onScroll = (n) => {
+      if (n === startScroll + 15) first.kill('SIGKILL');
+    };
+    const killed = await first;
+    qdrant.faults.onScroll = undefined;
+    qdrant.faults.scrollDelayMs = 0;
+    expect(killed.signal).toBe('SIGKILL');
+    expect(readdirSync(join(cwd, '.search-migrate'))).toHaveLength(1);
+    const before = qdrant.requests.length;
+    const resumed = await cli([...args, '--resume'], cwd);
+    expect(resumed.exitCode).toBe(0);
+    const c = report(resumed.stdout).collections[0]!;
+    expect(c.resumedFrom).not.toBeNull();
+    expect(c.counts.migratedThisRun).toBeLessThan(500);
+    expect(c.verification).toMatchObject({ passed: true, qdrantCount: 500, documentCount: 500 });
+    const firstScroll = qdrant.requests.slice(before).find((q) => q.route === 'scroll')!;
+    expect(String((firstScroll.body as { offset: unknown }).offset)).toBe(c.resumedFrom);
+    await withEngine(join(cwd, 'db'), (e) => {
+      expect(e.indexStats('cities').numberOfDocuments).toBe(500);
+      expect(e.getDocuments('cities', { limit: 1000 }).results.map((d) => d.id).sort()).toEqual([...new Set(e.getDocuments('cities', { limit: 1000 }).results.map((d) => d.id))].sort());
+    });
+  });
+
+  it('stops on Ctrl-C (exit 130) and --resume finishes the job', async () => {
+    const cwd = tmp();
+    const args = ['--collection', 'movies', '--db-path', 'db', '--batch-size', '40', '--page-size', '20'];
+    const first = cli(args, cwd);
+    const startScroll = qdrant.counts.scroll;
+    qdrant.faults.scrollDelayMs = 30;
+    qdrant.faults.onScroll = (n) => {
+      if (n === startScroll + 12) first.kill('SIGINT');
+    };
+    const stopped = await first;
+    qdrant.faults.onScroll = undefined;
+    qdrant.faults.scrollDelayMs = 0;
+    expect(stopped.exitCode).toBe(130);
+    expect(stopped.stderr).toMatch(/--resume/);
+    const resumed = await cli([...args, '--resume'], cwd);
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toMatch(/resumed from offset \d+/);
+    expect(resumed.stdout).toMatch(/verification: passed \(Qdrant exact count 400, documents 400/);
+  });
+
+  it('migrates into a running server through the HTTP API (--url), with --swap on the second run', async () => {
+    const cwd = tmp();
+    const engine = await Engine.open({ dbPath: join(cwd, 'served'), logLevel: 'off' });
+    const server = createServer(engine, { logLevel: process.env.MIGRATE_DEBUG ? 'error' : 'off' });
+    const { url } = await server.listen('127.0.0.1:0');
+    try {
+      const a = await cli(['--collection', 'ledger', '--url', url, '--json'], cwd);
+      expect(a.exitCode, a.stderr).toBe(0);
+      expect(report(a.stdout).collections[0]!.verification).toMatchObject({ passed: true, documentCount: 120 });
+      const b = await cli(['--collection', 'ledger', '--url', url, '--json', '--swap'], cwd);
+      expect(b.exitCode, b.stderr).toBe(0);
+      expect(report(b.stdout).collections[0]!.swapped).toBe(true);
+      const client = new SearchClient({ url });
+      expect((await client.indexStats('ledger')).numberOfDocuments).toBe(120);
+      const fetched = await client.fetchDocuments('ledger', { ids: ['18446744073709551615'], retrieveVectors: false });
+      expect(fetched.results[0]).toMatchObject({ id: '18446744073709551615', sku: expect.any(String) });
+    } finally {
+      await server.close();
+      await engine.close();
+    }
+  });
+
+  it('reembed mode configures the embedders from a settings file and copies no vectors', async () => {
+    const cwd = tmp();
+    writeFileSync(join(cwd, 'embedders.json'), JSON.stringify({ embedders: { title: { source: 'userProvided', dimensions: 3 } } }));
+    const r = await cli(['--collection', 'movies', '--db-path', 'db', '--json', '--vectors', 'reembed', '--embedder-from-settings', 'embedders.json'], cwd);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const c = report(r.stdout).collections[0]!;
+    expect(c.plan.withVector).toBe(false);
+    expect(c.plan.settings.embedders).toEqual({ title: { source: 'userProvided', dimensions: 3 } });
+    const scroll = qdrant.requests.filter((q) => q.route === 'scroll').at(-1)!;
+    expect((scroll.body as { with_vector: unknown }).with_vector).toBe(false);
+  });
+
+  it('fails clearly: bad Qdrant key (3), unknown collection (4), missing target (2); unreachable hosts: pipeline.test.ts', async () => {
+    const cwd = tmp();
+    const auth = await execa('node', [join(process.cwd(), 'bin/run.js'), 'migrate', 'qdrant', '--qdrant-url', qdrant.url, '--qdrant-api-key', 'wrong', '--collection', 'edge', '--dry-run'], { reject: false, cwd });
+    expect(auth.exitCode).toBe(3);
+    expect(oneLine(auth.stderr)).toMatch(/Qdrant refused the request \(401 Invalid API key or JWT\); check --qdrant-api-key/);
+    const unknown = await cli(['--collection', 'nope', '--dry-run', '--json'], cwd);
+    expect(unknown.exitCode).toBe(4);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ ok: false, error: { kind: 'not_found' } });
+    const noTarget = await cli(['--collection', 'edge'], cwd);
+    expect(noTarget.exitCode).toBe(2);
+    expect(oneLine(noTarget.stderr)).toMatch(/--db-path DIR.*--url URL/);
+  });
+});
+
+/** oclif wraps error lines to the terminal width and prefixes them with ` ›`. */
+function oneLine(stderr: string): string {
+  return stderr.replace(/\s*›\s*/g, ' ').replace(/\s+/g, ' ');
+}
