@@ -10,6 +10,7 @@ import { SearchError } from './errors.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
+import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { parseDocumentPayload, writeUpdateFile } from './index/payload.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
@@ -284,12 +285,14 @@ export class Engine {
   // --- settings -------------------------------------------------------------------------------
 
   getSettings(uid: string): Settings {
-    return this.indexes.get(uid).settings;
+    const settings = this.indexes.get(uid).settings;
+    // embedder API keys never leave the engine in clear (dumps read the store, not this)
+    return { ...settings, embedders: redactEmbedders(settings.embedders) };
   }
 
   async updateSettings(uid: string, patch: Partial<Settings>): Promise<SummarizedTask> {
     validateIndexUid(uid);
-    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, { ...patch });
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, redactPatch(patch));
   }
 
   async resetSettings(uid: string, keys?: Array<keyof Settings>): Promise<SummarizedTask> {

@@ -289,3 +289,12 @@ function redactOne(settings: Record<string, unknown>): Record<string, unknown> {
 export function redactSecret(secret: string): string {
   return secret.length < 10 ? 'XXX...' : `${secret.slice(0, 3)}...`;
 }
+
+/** A settings patch as shown in task details: embedder API keys redacted. */
+export function redactPatch<T extends { embedders?: unknown }>(patch: T): T {
+  const embedders = patch.embedders;
+  if (!isObject(embedders)) return { ...patch };
+  const out: Record<string, unknown> = {};
+  for (const [name, settings] of Object.entries(embedders)) out[name] = isObject(settings) ? redactOne(settings) : settings;
+  return { ...patch, embedders: out };
+}
