@@ -77,6 +77,7 @@ describe('search migrate qdrant (built CLI)', () => {
       const first = moviesCollection(1).points.at(0);
       expect(e.getDocument('movies', String(first.id)).title).toBe((first.payload as { title: string }).title);
     });
+    await searchesMatchQdrantData(join(cwd, 'db'));
   });
 
   it('prints the plan on --dry-run and writes nothing', async () => {
@@ -187,6 +188,77 @@ describe('search migrate qdrant (built CLI)', () => {
     expect(oneLine(noTarget.stderr)).toMatch(/--db-path DIR.*--url URL/);
   });
 });
+
+/** Cosine similarity, as Qdrant ranks a Cosine collection. */
+function cosine(a: number[], b: number[]): number {
+  let d = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    d += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return d / Math.sqrt(na * nb);
+}
+
+function haversineMeters(lat1: number, lon1: number, lat2: number, lon2: number): number {
+  const r = (x: number) => (x * Math.PI) / 180;
+  const a = Math.sin(r(lat2 - lat1) / 2) ** 2 + Math.cos(r(lat1)) * Math.cos(r(lat2)) * Math.sin(r(lon2 - lon1) / 2) ** 2;
+  return 2 * 6371000 * Math.asin(Math.sqrt(a));
+}
+
+/** Keyword, vector and filtered searches on the migrated indexes answer what the Qdrant data implies. */
+async function searchesMatchQdrantData(dbPath: string): Promise<void> {
+  const cities = citiesCollection();
+  const movies = moviesCollection();
+  const ledger = ledgerCollection();
+  const all = <T>(c: typeof cities, f: (p: ReturnType<typeof cities.points.at>) => T) => Array.from({ length: c.points.count }, (_, i) => f(c.points.at(i)));
+  await withEngine(dbPath, async (e) => {
+    // keyword: the name field (Qdrant text index) is searchable
+    const kw = await e.search('cities', { q: 'Ras Al Khaimah', limit: 3 });
+    expect(kw.hits[0]).toMatchObject({ id: '291074', name: 'Ras Al Khaimah City' });
+    const byTitle = await e.search('movies', { q: (movies.points.at(7).payload as { title: string }).title, limit: 1 });
+    expect(byTitle.hits[0]!.id).toBe(String(movies.points.at(7).id));
+
+    // vector: the same query vector ranks like Qdrant's Cosine would
+    for (const i of [0, 123, 399]) {
+      const query = (movies.points.at(i).vector as Record<string, number[]>).plot!;
+      const expected = all(movies, (p) => ({ id: String(p.id), s: cosine(query, (p.vector as Record<string, number[]>).plot!) }))
+        .sort((a, b) => b.s - a.s)
+        .slice(0, 5)
+        .map((x) => x.id);
+      const res = await e.search('movies', { vector: query, hybrid: { embedder: 'plot', semanticRatio: 1 }, limit: 5 });
+      expect(res.hits.map((h) => h.id)).toEqual(expected);
+      expect(expected[0]).toBe(String(movies.points.at(i).id));
+    }
+    const cityQuery = cities.points.at(10).vector as number[];
+    const cityHits = await e.search('cities', { vector: cityQuery, hybrid: { embedder: 'default', semanticRatio: 1 }, limit: 1 });
+    expect(cityHits.hits[0]!.id).toBe(String(cities.points.at(10).id));
+
+    // filters on migrated payload: keyword index, nested keyword index, numeric range, bool, geo
+    const uae = all(cities, (p) => p.payload as { country: string }).filter((p) => p.country === 'United Arab Emirates').length;
+    expect((await e.search('cities', { filter: 'country = "United Arab Emirates"', limit: 0 })).estimatedTotalHits).toBe(uae);
+    const dubaiTz = all(cities, (p) => p.payload as { place: { timezone: string } }).filter((p) => p.place.timezone === 'Asia/Dubai').length;
+    expect((await e.search('cities', { filter: 'place.timezone = "Asia/Dubai"', limit: 0 })).estimatedTotalHits).toBe(dubaiTz);
+    const big = all(cities, (p) => p.payload as { population: number }).filter((p) => p.population > 1_000_000).length;
+    expect((await e.search('cities', { filter: 'population > 1000000', limit: 0 })).estimatedTotalHits).toBe(big);
+    const [lat, lon] = [25.2, 55.27];
+    const near = all(cities, (p) => ({ id: String(p.id), l: (p.payload as { location: { lat: number; lon: number } }).location }))
+      .filter((p) => haversineMeters(lat, lon, p.l.lat, p.l.lon) <= 100_000)
+      .map((p) => p.id)
+      .sort();
+    const geo = await e.search('cities', { filter: `_geoRadius(${lat}, ${lon}, 100000)`, limit: 100 });
+    expect(geo.hits.map((h) => String(h.id)).sort()).toEqual(near);
+    expect(near.length).toBeGreaterThan(0);
+    const active = all(ledger, (p) => ({ id: String(p.id), ...(p.payload as { qty: number; active: boolean }) })).filter((p) => p.active && p.qty >= 300);
+    const res = await e.search('ledger', { filter: 'active = true AND qty >= 300', limit: 200 });
+    expect(res.hits.map((h) => String(h.id)).sort()).toEqual(active.map((p) => p.id).sort());
+    // sortable numeric payload index: population descending, as Qdrant's order_by would give
+    const top = all(cities, (p) => ({ id: String(p.id), n: (p.payload as { population: number }).population })).sort((a, b) => b.n - a.n)[0]!;
+    expect((await e.search('cities', { sort: ['population:desc'], limit: 1 })).hits[0]!.id).toBe(top.id);
+  });
+}
 
 /** oclif wraps error lines to the terminal width and prefixes them with ` ›`. */
 function oneLine(stderr: string): string {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineTarget } from '../../src/migrate/engine-target.js';
 import { MigrationError } from '../../src/migrate/errors.js';
+import type { DocumentBatch, Target } from '../../src/migrate/target.js';
 import { migrateQdrant, type MigrateOptions } from '../../src/migrate/pipeline.js';
 import { citiesCollection, edgeCollection, LEDGER_EDGE_IDS, ledgerCollection, moviesCollection } from '../qdrant-server/fixtures.js';
 import { startQdrantServer, type QdrantTestServer } from '../qdrant-server/server.js';
@@ -191,15 +192,31 @@ describe('migrate pipeline into the embedded engine', () => {
     });
   });
 
-  it('fails verification when the index does not match Qdrant', async () => {
-    await withTarget(async (target) => {
-      await migrateQdrant(options('edge'), target);
-      // someone writes into the index: counts now differ
-      const w = await target.addDocuments('edge', { docs: [{ id: 'intruder' }], bytes: 10 }, 'id');
-      await target.wait(w);
-      const r = await migrateQdrant(options('edge', { swap: false, resume: true, checkpointDir: tmp() }), target).catch((e: Error) => e);
-      // without a checkpoint, --resume starts fresh and meets the non-empty index
-      expect(r).toBeInstanceOf(MigrationError);
+  it('fails verification when a document or a vector differs, and keeps the checkpoint', async () => {
+    await withTarget(async (inner) => {
+      // a target that loses one document and alters a field and a vector on the way
+      let tampered = false;
+      const lossy: Target = Object.assign(Object.create(inner) as Target, {
+        addDocuments: (uid: string, batch: DocumentBatch, pk: string) => {
+          if (!tampered) {
+            tampered = true;
+            const docs = batch.docs.slice(1).map((d, i) => (i === 0 ? { ...d, sku: 'forged', _vectors: { default: (d._vectors as { default: number[] }).default.map((x) => x + 0.5) } } : d));
+            return inner.addDocuments(uid, { ...batch, docs }, pk);
+          }
+          return inner.addDocuments(uid, batch, pk);
+        },
+      });
+      const checkpointDir = tmp();
+      const r = await migrateQdrant(options('ledger', { checkpointDir, verifySample: 200 }), lossy);
+      const v = r.collections[0]!.verification!;
+      expect(r.ok).toBe(false);
+      expect(r.collections[0]!.status).toBe('failed');
+      expect(v).toMatchObject({ passed: false, qdrantCount: 120, documentCount: 119 });
+      const fields = v.mismatches.map((m) => m.field);
+      expect(fields).toContain('(document)');
+      expect(fields).toContain('sku');
+      expect(fields.some((f) => f.startsWith('_vectors.default[0]'))).toBe(true);
+      expect(readdirSync(checkpointDir)).toHaveLength(1);
     });
   });
 
