@@ -4,9 +4,7 @@ import { Engine, type LogLevel } from '../src/index.js';
 import { flagsFor } from '../src/cli/oclif-flags.js';
 import { ConfigError, SERVE_OPTIONS, resolveOptions } from '../src/cli/serve-options.js';
 import { createServer } from '../src/http/server.js';
-import { createSecurity, type Security } from '../src/http/auth.js';
-import { MasterKeyError } from '../src/engine/auth/master-key.js';
-import { InvalidNetworkError } from '../src/engine/net/address-policy.js';
+import { createSecurity, StartupError, type Security } from '../src/http/auth.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -54,7 +52,7 @@ export default class Serve extends Command {
       });
     } catch (error) {
       await engine.close();
-      if (error instanceof MasterKeyError || error instanceof InvalidNetworkError) this.error(error.message, { exit: 2 });
+      if (error instanceof StartupError) this.error(error.message, { exit: 2 });
       throw error;
     }
     for (const warning of security.warnings) this.warn(warning);

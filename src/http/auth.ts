@@ -20,7 +20,7 @@ import { checkMasterKey } from '../engine/auth/master-key.js';
 import { AddressPolicy, setOutboundPolicy } from '../engine/net/address-policy.js';
 import { notifyOnBatchFinished } from '../engine/webhooks/index.js';
 import { WebhookNotifier } from '../engine/webhooks/notifier.js';
-import { WebhookStore } from '../engine/webhooks/webhook-store.js';
+import { checkWebhookUrl, WebhookStore } from '../engine/webhooks/webhook-store.js';
 import type { RouteModule } from './routes/index.js';
 import { keyRoutes } from './routes/keys.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -174,6 +174,14 @@ export function visibleTask(request: FastifyRequest, task: Task): Task {
 
 // --- assembly for `search serve` -------------------------------------------------------------------
 
+/** A security option that prevents the server from starting; its message is for the operator. */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
 export interface SecurityOptions {
   dbPath: string;
   env: 'development' | 'production';
@@ -200,13 +208,21 @@ export interface Security {
 
 /**
  * Everything `search serve` needs for keys and webhooks: checks the master key for the
- * environment (throws `MasterKeyError` in production without a valid one), sets the outbound
+ * environment and the other options (throws `StartupError`, e.g. in production without a valid
+ * master key), sets the outbound
  * address policy, opens the auth environment, and connects the webhook notifier to the scheduler.
  */
 export function createSecurity(o: SecurityOptions): Security {
   const masterKey = o.masterKey === undefined || o.masterKey === '' ? null : o.masterKey;
-  const warnings = checkMasterKey({ env: o.env, masterKey });
-  setOutboundPolicy(AddressPolicy.parse(o.allowedIpNetworks ?? null));
+  let warnings: string[];
+  try {
+    warnings = checkMasterKey({ env: o.env, masterKey });
+    setOutboundPolicy(AddressPolicy.parse(o.allowedIpNetworks ?? null));
+    if (o.taskWebhookUrl) checkWebhookUrl(o.taskWebhookUrl);
+  } catch (error) {
+    if (error instanceof SearchError) throw new StartupError(`Invalid \`--task-webhook-url\`: ${error.message}`);
+    throw new StartupError((error as Error).message);
+  }
   const env = AuthEnv.open(o.dbPath);
   const auth = new AuthController(env, masterKey);
   const webhooks = new WebhookStore(

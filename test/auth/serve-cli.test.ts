@@ -35,6 +35,10 @@ describe('search serve security options', () => {
     const badNetwork = await failingServe(['--experimental-allowed-ip-networks', '10.0.0.0/99']);
     expect(badNetwork.exitCode).toBe(2);
     expect(badNetwork.all).toMatch(/not a valid network/);
+
+    const badHook = await failingServe(['--task-webhook-url', 'ftp://example.com/x']);
+    expect(badHook.exitCode).toBe(2);
+    expect(badHook.all).toMatch(/--task-webhook-url/);
   });
 
   it('protects every route but /health with the master key (MEILI_* alias accepted)', async () => {

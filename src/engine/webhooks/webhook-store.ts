@@ -39,7 +39,8 @@ const IMMUTABLE = { uuid: 'immutable_webhook_uuid', isEditable: 'immutable_webho
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-function checkUrl(url: string): void {
+/** Throws `invalid_webhook_url` unless `url` is an absolute http(s) URL. */
+export function checkWebhookUrl(url: string): void {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -195,7 +196,7 @@ export class WebhookStore {
   private check(uuid: string, hook: StoredWebhook): void {
     if (hook.url === '') throw missingUrl(uuid);
     checkHeaders(uuid, hook.headers);
-    checkUrl(hook.url);
+    checkWebhookUrl(hook.url);
   }
 }
 
