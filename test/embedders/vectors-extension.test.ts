@@ -163,3 +163,21 @@ describe('generated embeddings', () => {
     expect(provider.received.map((r) => r.body.inputs)).toEqual([['teeth']]);
   });
 });
+
+describe('embeddings given with regenerate: true', () => {
+  it('are used once, then regenerated when the text changes or the embedder changes', async () => {
+    await h.setEmbedders(rest());
+    const given = [9, 9, 9, 9, 9, 9, 9, 9];
+    await h.add([{ id: '1', title: 'shark', _vectors: { gen: { embeddings: given, regenerate: true } } }]);
+    expect(provider.received).toHaveLength(0);
+    const store = () => h.extension.vectorStore(h.store, 'gen')!;
+    expect(Array.from(store().get(h.docid('1'))![0]!)).toEqual(given);
+    // the stored document still carries the hint: a text change must not reuse it
+    await h.add([{ id: '1', title: 'whale' }], 'update');
+    expect(provider.received.map((r) => r.body.inputs)).toEqual([['whale']]);
+    expect(Array.from(store().get(h.docid('1'))![0]!)).toEqual(toyEmbedding('whale'));
+    provider.received.length = 0;
+    await h.setEmbedders(updateEmbedders(h.settings.embedders, { gen: { documentTemplate: 'film: {{doc.title}}' } }));
+    expect(provider.received.map((r) => r.body.inputs)).toEqual([['film: whale']]);
+  });
+});

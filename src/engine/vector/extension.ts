@@ -177,7 +177,7 @@ export class VectorsExtension implements IndexExtension {
         }
         const text = renderFor(doc, config, settings);
         const hash = contentHash(text, config, settings);
-        if (given?.embeddings) {
+        if (given?.embeddings && freshlyProvided(change, name, store)) {
           plans.set(change.docid, { kind: 'set', vectors: given.embeddings, state: { hash, regenerate: true, count: given.embeddings.length } });
           continue;
         }
@@ -298,6 +298,17 @@ export class VectorsExtension implements IndexExtension {
     }
     store.main.putSync('embeddingStats', { numberOfEmbeddings, numberOfEmbeddedDocuments });
   }
+}
+
+/**
+ * Whether `{embeddings, regenerate: true}` for `embedder` was sent with this change (a new
+ * document, or a new value), rather than carried along in the stored document or replayed by a
+ * re-index: such embeddings are a one-time hint, later changes of the text regenerate them.
+ */
+function freshlyProvided(change: DocumentChange, embedder: string, store: IndexStore): boolean {
+  const entry = (doc: Document | undefined) => JSON.stringify((doc?._vectors as Record<string, unknown> | undefined)?.[embedder]);
+  if (change.before) return entry(change.before) !== entry(change.after);
+  return store.getDocument(change.docid) === undefined;
 }
 
 function externalId(change: DocumentChange, primaryKey: string | null): string {
