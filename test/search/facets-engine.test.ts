@@ -1,16 +1,13 @@
 /**
- * End to end through the Engine: the facet and geo extensions in the real document pipeline and
- * settings task, the filter hook behind the documents routes.
+ * End to end through the Engine (composed in src/engine/modules.ts): the facet and geo extensions
+ * in the real document pipeline and settings task, the filter hook behind the documents routes.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, registerEngineModules } from '../../src/engine/engine.js';
+import { Engine } from '../../src/engine/engine.js';
 import { computeFacets } from '../../src/engine/search/facets/distribution.js';
-import { facetExtension } from '../../src/engine/search/facets/extension.js';
-import { geoExtension } from '../../src/engine/search/geo/extension.js';
-import { resolveFilter } from '../../src/engine/search/filter/resolve.js';
 import { sortDocids } from '../../src/engine/search/sort/buckets.js';
 import { parseSort } from '../../src/engine/search/sort/parse.js';
 import { movies, worldCities } from './helpers.js';
@@ -25,11 +22,11 @@ describe('facets and geo through the engine', () => {
   };
 
   beforeAll(async () => {
-    registerEngineModules({ extensions: () => [facetExtension, geoExtension], filter: resolveFilter });
     dir = mkdtempSync(join(tmpdir(), 'search-facets-engine-'));
     engine = await Engine.open({ dbPath: dir, logLevel: 'off' });
     await settled(engine.createIndex('movies', { primaryKey: 'id' }));
-    await settled(engine.updateSettings('movies', { filterableAttributes: ['genres', 'year'], sortableAttributes: ['year'] }));
+    // keyword indexing is not under test here: keep it to the titles
+    await settled(engine.updateSettings('movies', { searchableAttributes: ['title'], filterableAttributes: ['genres', 'year'], sortableAttributes: ['year'] }));
     const task = await settled(engine.addDocuments('movies', movies().slice(0, 5000), { method: 'replace' }));
     expect(task.status).toBe('succeeded');
   }, 120_000);
@@ -76,7 +73,7 @@ describe('facets and geo through the engine', () => {
 
   it('indexes geo points in the pipeline and fails a batch with a bad _geo', async () => {
     await settled(engine.createIndex('cities', { primaryKey: 'geonameid' }));
-    await settled(engine.updateSettings('cities', { filterableAttributes: ['_geo'], sortableAttributes: ['_geo'] }));
+    await settled(engine.updateSettings('cities', { searchableAttributes: ['name'], filterableAttributes: ['_geo'], sortableAttributes: ['_geo'] }));
     expect((await settled(engine.addDocuments('cities', worldCities(), { method: 'replace' }))).status).toBe('succeeded');
     const index = engine.indexes.get('cities');
     const near = index.filterDocids('_geoRadius(48.85341, 2.3488, 30000)');

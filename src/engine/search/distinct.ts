@@ -9,7 +9,7 @@ import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
 import type { Settings } from '../settings/types.js';
 import { filterablePatterns, isFilterable } from './facets/attributes.js';
-import { docFacetValues, numberEntries, stringEntries } from './facets/databases.js';
+import { decoded, docFacetValues, numberRange, stringRange } from './facets/databases.js';
 
 /** Validate a search-time `distinct` field: it must be filterable. */
 export function checkDistinctField(settings: Settings, field: string, code = 'invalid_search_distinct'): void {
@@ -41,7 +41,7 @@ export function distinctBitmap(store: IndexStore, candidates: Bitmap, field: str
   if (candidates.size <= 2000) return new RoaringBitmap32(distinctStream(store, candidates, field));
   const remaining = candidates.clone();
   const kept = new RoaringBitmap32();
-  const sources: Array<Iterable<{ docids: Bitmap }>> = [numberEntries(store, field), stringEntries(store, field)];
+  const sources: Array<Iterable<{ docids: Bitmap }>> = [decoded(numberRange(store, field)), decoded(stringRange(store, field))];
   for (const source of sources) {
     for (const { docids } of source) {
       const group = RoaringBitmap32.and(docids, remaining);

@@ -11,15 +11,7 @@ import { SearchError } from '../../errors.js';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import { filterablePatterns, filterFeatures, matchesPattern } from './attributes.js';
-import {
-  distinctValueCount,
-  docFacetValues,
-  facetedFields,
-  numberEntries,
-  readBitmap,
-  stringKeys,
-  stringOriginal,
-} from './databases.js';
+import { countDocids, docFacetValues, facetedFields, numberRange, stringOriginal, stringRange, valueCount } from './databases.js';
 
 export interface FacetStats {
   min: number;
@@ -34,7 +26,8 @@ export interface FacetResult {
 interface Counted {
   /** Number facets first (numeric order), then strings (code point order of the normalized value). */
   numbers: Array<[number, number]>;
-  strings: Array<[normalized: string, original: string, count: number]>;
+  strings: Array<[normalized: string, count: number]>;
+  stats: FacetStats | null;
 }
 
 /** Display form of a number facet, as the reference prints an f64 (`1999`, `3.5`). */
@@ -79,18 +72,44 @@ export function resolveFacetNames(store: IndexStore, settings: Settings, facets:
   return out;
 }
 
-function countByValues(store: IndexStore, field: string, candidates: Bitmap): Counted {
-  const numbers: Array<[number, number]> = [];
-  for (const { value, docids } of numberEntries(store, field)) {
-    const n = docids.andCardinality(candidates);
-    if (n > 0) numbers.push([value, n]);
+/** Min and max number values among the candidates, by scanning from each end. */
+function numberStats(store: IndexStore, field: string, candidates: Bitmap): FacetStats | null {
+  let min: number | null = null;
+  for (const { value, raw } of numberRange(store, field)) {
+    if (countDocids(raw, candidates) > 0) {
+      min = value;
+      break;
+    }
   }
+  if (min === null) return null;
+  for (const { value, raw } of numberRange(store, field, { reverse: true })) {
+    if (countDocids(raw, candidates) > 0) return { min, max: value };
+  }
+  return { min, max: min };
+}
+
+/** Walk the field's values in order; with `stopAfter`, stop once that many values were counted. */
+function countByValues(store: IndexStore, field: string, candidates: Bitmap, stopAfter: number): Counted {
+  const numbers: Counted['numbers'] = [];
   const strings: Counted['strings'] = [];
-  for (const { value, original, raw } of stringKeys(store, field)) {
-    const n = readBitmap(raw).andCardinality(candidates);
-    if (n > 0) strings.push([value, original, n]);
+  let found = 0;
+  for (const { value, raw } of numberRange(store, field)) {
+    if (found >= stopAfter) break;
+    const n = countDocids(raw, candidates);
+    if (n > 0) {
+      numbers.push([value, n]);
+      found++;
+    }
   }
-  return { numbers, strings };
+  for (const { value, raw } of stringRange(store, field)) {
+    if (found >= stopAfter) break;
+    const n = countDocids(raw, candidates);
+    if (n > 0) {
+      strings.push([value, n]);
+      found++;
+    }
+  }
+  return { numbers, strings, stats: numberStats(store, field, candidates) };
 }
 
 function countByDocuments(store: IndexStore, field: string, candidates: Bitmap): Counted {
@@ -102,19 +121,26 @@ function countByDocuments(store: IndexStore, field: string, candidates: Bitmap):
       else strings.set(v, (strings.get(v) ?? 0) + 1);
     }
   }
+  const sortedNumbers = [...numbers].sort((a, b) => a[0] - b[0]);
   return {
-    numbers: [...numbers].sort((a, b) => a[0] - b[0]),
-    strings: [...strings]
-      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .map(([v, n]) => [v, stringOriginal(store, field, v) ?? v, n]),
+    numbers: sortedNumbers,
+    strings: [...strings].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+    stats: sortedNumbers.length ? { min: sortedNumbers[0]![0], max: sortedNumbers[sortedNumbers.length - 1]![0] } : null,
   };
 }
 
-function count(store: IndexStore, field: string, candidates: Bitmap): Counted {
-  if (candidates.isEmpty) return { numbers: [], strings: [] };
-  // Walking the values costs one bitmap per value; reading documents costs one read per candidate.
-  const values = distinctValueCount(store, field, candidates.size + 1);
-  return values > candidates.size ? countByDocuments(store, field, candidates) : countByValues(store, field, candidates);
+/**
+ * Count one field, choosing the cheaper path: walking values costs about one small read per value
+ * visited (in alpha order only until `max` values were found, about max × documents / candidates
+ * values), reading documents costs a few reads per candidate.
+ */
+function count(store: IndexStore, field: string, candidates: Bitmap, order: 'alpha' | 'count', max: number): Counted {
+  if (candidates.isEmpty) return { numbers: [], strings: [], stats: null };
+  const values = valueCount(store, field);
+  const total = Math.max(1, store.documentCount);
+  const walked = order === 'alpha' ? Math.min(values, (max * total) / candidates.size) : values;
+  if (candidates.size * 3 < walked) return countByDocuments(store, field, candidates);
+  return countByValues(store, field, candidates, order === 'alpha' ? max : Infinity);
 }
 
 export function sortOrderFor(settings: Settings, field: string): 'alpha' | 'count' {
@@ -122,21 +148,20 @@ export function sortOrderFor(settings: Settings, field: string): 'alpha' | 'coun
   return by[field] ?? by['*'] ?? 'alpha';
 }
 
-function distribution(counted: Counted, order: 'alpha' | 'count', max: number): Record<string, number> {
-  let entries: Array<[string, number]> = [
-    ...counted.numbers.map(([v, n]): [string, number] => [numberLabel(v), n]),
-    ...counted.strings.map(([, original, n]): [string, number] => [original, n]),
+function distribution(store: IndexStore, field: string, counted: Counted, order: 'alpha' | 'count', max: number): Record<string, number> {
+  type Entry = { label: () => string; n: number };
+  let entries: Entry[] = [
+    ...counted.numbers.map(([v, n]): Entry => ({ label: () => numberLabel(v), n })),
+    ...counted.strings.map(([v, n]): Entry => ({ label: () => stringOriginal(store, field, v) ?? v, n })),
   ];
-  // Alpha is the order of the facet databases already: numbers, then strings.
-  if (order === 'count') entries = entries.map((e, i) => [e, i] as const).sort((a, b) => b[0][1] - a[0][1] || a[1] - b[1]).map(([e]) => e);
+  // Alpha is the order of the facet databases already: numbers, then strings. The sort is stable.
+  if (order === 'count') entries = [...entries].sort((a, b) => b.n - a.n);
   const out: Record<string, number> = {};
-  for (const [label, n] of entries.slice(0, max)) out[label] = (out[label] ?? 0) + n;
+  for (const { label, n } of entries.slice(0, max)) {
+    const text = label();
+    out[text] = (out[text] ?? 0) + n;
+  }
   return out;
-}
-
-function stats(counted: Counted): FacetStats | null {
-  if (counted.numbers.length === 0) return null;
-  return { min: counted.numbers[0]![0], max: counted.numbers[counted.numbers.length - 1]![0] };
 }
 
 /** `facetDistribution` and `facetStats` of `facets` among `candidates`. */
@@ -144,10 +169,10 @@ export function computeFacets(store: IndexStore, candidates: Bitmap, facets: rea
   const result: FacetResult = { facetDistribution: {}, facetStats: {} };
   const max = settings.faceting?.maxValuesPerFacet ?? 100;
   for (const field of resolveFacetNames(store, settings, facets)) {
-    const counted = count(store, field, candidates);
-    result.facetDistribution[field] = distribution(counted, sortOrderFor(settings, field), max);
-    const s = stats(counted);
-    if (s) result.facetStats[field] = s;
+    const order = sortOrderFor(settings, field);
+    const counted = count(store, field, candidates, order, max);
+    result.facetDistribution[field] = distribution(store, field, counted, order, max);
+    if (counted.stats) result.facetStats[field] = counted.stats;
   }
   return result;
 }

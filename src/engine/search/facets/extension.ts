@@ -10,7 +10,7 @@ import type { ApplyContext, DocumentChange, IndexExtension } from '../../index/e
 import type { IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import { facetConfigKey, facetedFieldPredicate } from './attributes.js';
-import { facetDbs, FLAG_KEYS, readBitmap, type FlagKind } from './databases.js';
+import { encodeDocids, facetDbs, FLAG_KEYS, readBitmap, type FlagKind } from './databases.js';
 import { docValues, extractFacets, type DocumentFacets, type FieldFacets } from './extract.js';
 
 interface Delta {
@@ -21,7 +21,8 @@ interface Delta {
 interface StringDelta extends Delta {
   field: string;
   value: string;
-  original: string;
+  /** The spelling of the first document adding this value in the batch. */
+  original?: string;
 }
 
 class BatchDeltas {
@@ -29,10 +30,11 @@ class BatchDeltas {
   numbers = new Map<string, Delta & { field: string; value: number }>();
   flags = new Map<string, Delta & { kind: string; field: string }>();
 
-  string(field: string, value: string, original: string): StringDelta {
+  string(field: string, value: string, original?: string): StringDelta {
     const key = `${field}\u0000${value}`;
     let d = this.strings.get(key);
     if (!d) this.strings.set(key, (d = { field, value, original, add: [], remove: [] }));
+    else d.original ??= original;
     return d;
   }
 
@@ -63,7 +65,7 @@ function sameValues(a: FieldFacets, b: FieldFacets): boolean {
 function diffField(deltas: BatchDeltas, docid: number, field: string, before: FieldFacets, after: FieldFacets): boolean {
   for (const n of before.numbers) if (!after.numbers.has(n)) deltas.number(field, n).remove.push(docid);
   for (const n of after.numbers) if (!before.numbers.has(n)) deltas.number(field, n).add.push(docid);
-  for (const s of before.strings.keys()) if (!after.strings.has(s)) deltas.string(field, s, s).remove.push(docid);
+  for (const s of before.strings.keys()) if (!after.strings.has(s)) deltas.string(field, s).remove.push(docid);
   for (const [s, original] of after.strings) if (!before.strings.has(s)) deltas.string(field, s, original).add.push(docid);
   const flags: Array<[FlagKind, boolean, boolean]> = [
     ['exists', before.exists, after.exists],
@@ -105,30 +107,59 @@ export function applyFacetChanges(store: IndexStore, settings: Settings, changes
     }
   }
 
+  // distinct values created (+1) or emptied (-1) per field, for the `facet-counts` db
+  const created = new Map<string, number>();
+  const bump = (field: string, by: number) => created.set(field, (created.get(field) ?? 0) + by);
+
   for (const d of deltas.strings.values()) {
     const key: [string, string] = [d.field, d.value];
     const current = dbs.strings.get(key);
-    const bitmap = applyDelta(current?.[1], d);
-    if (bitmap.isEmpty) dbs.strings.removeSync(key);
-    else dbs.strings.putSync(key, [current?.[0] ?? d.original, Buffer.from(bitmap.serialize(true))]);
+    const bitmap = applyDelta(current, d);
+    if (bitmap.isEmpty) {
+      if (current) {
+        dbs.strings.removeSync(key);
+        dbs.originals.removeSync(key);
+        bump(d.field, -1);
+      }
+    } else {
+      dbs.strings.putSync(key, encodeDocids(bitmap));
+      if (!current) {
+        dbs.originals.putSync(key, d.original ?? d.value);
+        bump(d.field, 1);
+      }
+    }
   }
   for (const d of deltas.numbers.values()) {
     const key: [string, number] = [d.field, d.value];
-    const bitmap = applyDelta(dbs.numbers.get(key), d);
-    if (bitmap.isEmpty) dbs.numbers.removeSync(key);
-    else dbs.numbers.putSync(key, Buffer.from(bitmap.serialize(true)));
+    const current = dbs.numbers.get(key);
+    const bitmap = applyDelta(current, d);
+    if (bitmap.isEmpty) {
+      if (current) {
+        dbs.numbers.removeSync(key);
+        bump(d.field, -1);
+      }
+    } else {
+      dbs.numbers.putSync(key, encodeDocids(bitmap));
+      if (!current) bump(d.field, 1);
+    }
   }
   for (const d of deltas.flags.values()) {
     const key: [string, string] = [d.kind, d.field];
     const bitmap = applyDelta(dbs.flags.get(key), d);
     if (bitmap.isEmpty) dbs.flags.removeSync(key);
-    else dbs.flags.putSync(key, Buffer.from(bitmap.serialize(true)));
+    else dbs.flags.putSync(key, encodeDocids(bitmap));
+  }
+  for (const [field, by] of created) {
+    if (by === 0) continue;
+    const next = (dbs.counts.get(field) ?? 0) + by;
+    if (next > 0) dbs.counts.putSync(field, next);
+    else dbs.counts.removeSync(field);
   }
 }
 
 export function clearFacets(store: IndexStore): void {
   const dbs = facetDbs(store);
-  for (const db of [dbs.strings, dbs.numbers, dbs.flags, dbs.docs]) db.clearSync();
+  for (const db of [dbs.strings, dbs.originals, dbs.numbers, dbs.flags, dbs.docs, dbs.counts]) db.clearSync();
 }
 
 export const facetExtension: IndexExtension = {

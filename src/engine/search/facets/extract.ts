@@ -86,7 +86,12 @@ export function extractFacets(doc: Document, faceted: (field: string) => boolean
   return out;
 }
 
-/** The per-document facet values stored for sort, distinct and small facet counts. */
+/**
+ * The per-document facet values stored for sort, distinct and small facet counts: numbers
+ * ascending, then normalized strings ascending, the order of the facet databases.
+ */
 export function docValues(f: FieldFacets): Array<number | string> {
-  return [...f.numbers, ...f.strings.keys()];
+  const numbers = [...f.numbers].sort((a, b) => a - b);
+  const strings = [...f.strings.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...numbers, ...strings];
 }

@@ -7,7 +7,7 @@ import { SearchError } from '../../errors.js';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import { filterablePatterns, isFacetSearchable } from './attributes.js';
-import { numberEntries, readBitmap, stringKeys } from './databases.js';
+import { countDocids, numberRange, stringOriginal, stringRange } from './databases.js';
 import { numberLabel, sortOrderFor } from './distribution.js';
 
 export interface FacetSearchRequest {
@@ -136,17 +136,22 @@ export function facetSearch(store: IndexStore, settings: Settings, request: Face
   const max = settings.faceting?.maxValuesPerFacet ?? 100;
 
   const hits: FacetHit[] = [];
+  // In alpha order the first `max` hits are the answer; in count order every value must be seen.
+  const enough = () => sortOrderFor(settings, field) === 'alpha' && hits.length >= max;
   if (!candidates.isEmpty) {
-    for (const { value, docids } of numberEntries(store, field)) {
+    for (const { value, raw } of numberRange(store, field)) {
+      if (enough()) break;
       const label = numberLabel(value);
       if (!matches(label, query, 0)) continue;
-      const n = docids.andCardinality(candidates);
+      const n = countDocids(raw, candidates);
       if (n > 0) hits.push({ value: label, count: n });
     }
-    for (const { original, raw } of stringKeys(store, field)) {
-      if (!matches(original, query, typos)) continue;
-      const n = readBitmap(raw).andCardinality(candidates);
-      if (n > 0) hits.push({ value: original, count: n });
+    // Values are matched on their normalized form (case-folded already), shown in their original one.
+    for (const { value, raw } of stringRange(store, field)) {
+      if (enough()) break;
+      if (!matches(value, query, typos)) continue;
+      const n = countDocids(raw, candidates);
+      if (n > 0) hits.push({ value: stringOriginal(store, field, value) ?? value, count: n });
     }
   }
   if (sortOrderFor(settings, field) === 'count') hits.sort((a, b) => b.count - a.count);

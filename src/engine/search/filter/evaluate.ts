@@ -10,7 +10,7 @@
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import { filterablePatterns, filterFeatures, isFilterable } from '../facets/attributes.js';
-import { facetDbs, flagDocids, numberDocids, numberEntries, readBitmap, stringDocids, stringEntries, stringKeys } from '../facets/databases.js';
+import { flagDocids, numberDocids, numberRange, orDocids, stringDocids, stringRange, stringValues, facetDbs } from '../facets/databases.js';
 import { normalizeFacet } from '../facets/extract.js';
 import { geoBoundingBoxDocids, geoPolygonDocids, geoRadiusDocids } from '../geo/query.js';
 import { filterError, filterFields, type Condition, type FilterAst, type Token } from './parser.js';
@@ -142,20 +142,17 @@ class Evaluator {
   private stringRange(field: string, lo: string | null, loExclusive: boolean, hi: string | null, hiExclusive: boolean): Bitmap {
     const out = new RoaringBitmap32();
     if (lo !== null && hi !== null && (lo > hi || (lo === hi && (loExclusive || hiExclusive)))) return out;
-    const { strings } = facetDbs(this.store);
-    for (const { key, value } of strings.getRange({ start: [field, lo ?? ''] })) {
-      if (key[0] !== field) break;
-      const v = key[1];
+    for (const { value: v, raw } of stringRange(this.store, field, { from: lo ?? '' })) {
       if (lo !== null && loExclusive && v === lo) continue;
       if (hi !== null && (hiExclusive ? v >= hi : v > hi)) break;
-      out.orInPlace(readBitmap(value[1]));
+      orDocids(out, raw);
     }
     return out;
   }
 
-  private numberRange(field: string, options: Parameters<typeof numberEntries>[2]): Bitmap {
+  private numberRange(field: string, options: Parameters<typeof numberRange>[2]): Bitmap {
     const out = new RoaringBitmap32();
-    for (const entry of numberEntries(this.store, field, options)) out.orInPlace(entry.docids);
+    for (const { raw } of numberRange(this.store, field, options)) orDocids(out, raw);
     return out;
   }
 
@@ -202,14 +199,16 @@ class Evaluator {
       case 'CONTAINS': {
         const needle = normalizeFacet(c.value.value);
         const out = new RoaringBitmap32();
-        for (const { value, raw } of stringKeys(this.store, field)) {
-          if (value.includes(needle)) out.orInPlace(readBitmap(raw));
+        // scan the keys only; read the docids of the values that contain the needle
+        const { strings } = facetDbs(this.store);
+        for (const value of stringValues(this.store, field)) {
+          if (value.includes(needle)) orDocids(out, strings.get([field, value]));
         }
         return out;
       }
       case 'STARTS WITH': {
         const out = new RoaringBitmap32();
-        for (const entry of stringEntries(this.store, field, { prefix: normalizeFacet(c.value.value) })) out.orInPlace(entry.docids);
+        for (const { raw } of stringRange(this.store, field, { prefix: normalizeFacet(c.value.value) })) orDocids(out, raw);
         return out;
       }
     }

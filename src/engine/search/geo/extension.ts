@@ -13,7 +13,7 @@ import { SearchError } from '../../errors.js';
 import type { Settings } from '../../settings/types.js';
 import type { Document } from '../../types.js';
 import { geoEnabled } from '../facets/attributes.js';
-import { readBitmap } from '../facets/databases.js';
+import { encodeDocids, readBitmap } from '../facets/databases.js';
 import type { LatLng } from './distance.js';
 
 export interface GeoDbs {
@@ -123,7 +123,7 @@ export function applyGeoChanges(store: IndexStore, settings: Settings, changes: 
     bitmap.removeMany(d.remove);
     bitmap.addMany(d.add);
     if (bitmap.isEmpty) dbs.cells.removeSync(d.cell);
-    else dbs.cells.putSync(d.cell, Buffer.from(bitmap.serialize(true)));
+    else dbs.cells.putSync(d.cell, encodeDocids(bitmap));
   }
 }
 

@@ -5,7 +5,7 @@
  * keys), then check each candidate's exact point.
  */
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../../index/store.js';
-import { readBitmap } from '../facets/databases.js';
+import { orDocids } from '../facets/databases.js';
 import { haversine, inBoundingBox, inPolygon, lngSpan, radiusBounds, type LatLng } from './distance.js';
 import { geoDbs } from './extension.js';
 
@@ -21,7 +21,7 @@ function cellsDocids(store: IndexStore, latMin: number, latMax: number, lngRange
       const colTo = Math.min(179, Math.floor(to));
       for (const { key, value } of cells.getRange({ start: [row, colFrom], end: [row, colTo + 1] })) {
         if (key[0] !== row) break;
-        out.orInPlace(readBitmap(value));
+        orDocids(out, value);
       }
     }
   }

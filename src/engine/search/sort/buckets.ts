@@ -9,7 +9,7 @@
  * sort them in memory (few candidates).
  */
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../../index/store.js';
-import { distinctValueCount, docFacetValues, numberEntries, stringEntries } from '../facets/databases.js';
+import { decoded, docFacetValues, numberRange, stringRange, valueCount } from '../facets/databases.js';
 import { geoSortBuckets } from '../geo/query.js';
 import type { SortCriterion, SortOrder } from './parse.js';
 
@@ -19,8 +19,8 @@ function* walkFacetKeys(store: IndexStore, candidates: Bitmap, field: string, or
   const remaining = candidates.clone();
   const reverse = order === 'desc';
   const sources: Array<Iterable<{ docids: Bitmap }>> = [
-    numberEntries(store, field, { reverse }),
-    stringEntries(store, field, { reverse }),
+    decoded(numberRange(store, field, { reverse })),
+    decoded(stringRange(store, field, { reverse })),
   ];
   for (const source of sources) {
     for (const { docids } of source) {
@@ -80,7 +80,7 @@ export function sortBuckets(store: IndexStore, candidates: Bitmap, criterion: So
   if (criterion.kind === 'geo') return geoSortBuckets(store, candidates, criterion.point, criterion.order);
   // Few candidates over many values: read them. Otherwise walk the keys, lazily, so that a caller
   // that only needs the first page stops early.
-  const inMemory = candidates.size <= IN_MEMORY_MAX && distinctValueCount(store, criterion.field, candidates.size + 1) > candidates.size;
+  const inMemory = candidates.size <= IN_MEMORY_MAX && valueCount(store, criterion.field) > candidates.size;
   return inMemory
     ? sortInMemory(store, candidates, criterion.field, criterion.order)
     : walkFacetKeys(store, candidates, criterion.field, criterion.order);
