@@ -167,14 +167,34 @@ export class Ops {
 
   private async processSnapshot(_task: Task, ctx: BatchContext): Promise<Record<string, unknown> | null> {
     ctx.progress('copying environments');
+    await this.snapshotNow();
+    return null;
+  }
+
+  /**
+   * Take a snapshot at once, outside the task queue: used before an upgrade, when the queue is
+   * held. Safe only while no batch runs (the scheduler is stopped or not started yet).
+   */
+  async snapshotNow(snapshotDir = this.snapshotDir): Promise<{ path: string; bytes: number }> {
     const envs: SnapshotEnv[] = [{ rel: 'tasks', env: this.engine.tasks.env }, { rel: 'auth', env: this.authEnv().env }];
     for (const uid of this.engine.indexes.uids()) {
       const index = this.engine.indexes.get(uid);
       envs.push({ rel: relative(this.engine.dbPath, index.store.path), env: index.store.env });
     }
-    const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir: this.snapshotDir, envs });
+    const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir, envs });
     this.engine.log('info', `snapshot written to ${result.path} (${result.environments} environments, ${result.bytes} bytes)`);
-    return null;
+    return result;
+  }
+
+  /** Write a dump at once, outside the task queue (the upgrade-by-dump path, with the queue held). */
+  async dumpNow(file: string): Promise<{ path: string; bytes: number; documents: number }> {
+    const source = engineDumpSource(this.engine, { dbVersion: readVersion(this.engine.dbPath) ?? CURRENT_DB_VERSION, auth: this.authEnv() });
+    return writeDump(source, file);
+  }
+
+  /** Roll back a half-done upgrade directly (no task): `search rollback` on a stopped database. */
+  rollbackNow(): string | null {
+    return this.rollback();
   }
 
   private indexHandles(): UpgradeIndexHandle[] {

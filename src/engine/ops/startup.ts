@@ -19,6 +19,8 @@ export interface StartupOptions extends OpsOptions {
   ignoreSnapshotIfDbExists?: boolean;
   /** `--experimental-dumpless-upgrade` / `--upgrade-db`. */
   dumplessUpgrade?: boolean;
+  /** Open an old database without enqueuing the upgrade (`search rollback`). */
+  skipUpgradeTask?: boolean;
 }
 
 export interface Started {
@@ -60,7 +62,7 @@ export async function openWithOps(engineOptions: EngineOptions, options: Startup
   const status = checkDatabaseVersion(engineOptions.dbPath, { dumplessUpgrade: options.dumplessUpgrade });
   const engine = await Engine.open({ ...engineOptions, autoProcess: false, skipVersionCheck: status.kind === 'upgrade' });
   const ops = Ops.install(engine, options);
-  if (status.kind === 'upgrade') {
+  if (status.kind === 'upgrade' && !options.skipUpgradeTask) {
     const task = await ops.enqueueUpgrade(status.from, status.to);
     log(
       task

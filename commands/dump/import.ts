@@ -1,0 +1,39 @@
+import { Args, Command, Flags } from '@oclif/core';
+import { importDump } from '../../src/engine/ops/dump/import.js';
+
+export default class DumpImport extends Command {
+  static override summary = 'Build a local database from a dump file, re-indexing every document.';
+
+  static override description =
+    'Imports into a staging directory beside --db-path and renames it into place only when the whole dump went in: a ' +
+    'corrupt or truncated dump fails with a clear error and leaves nothing behind. The same as starting ' +
+    '`search serve --import-dump <file>`, without serving.';
+
+  static override examples = ['<%= config.bin %> dump import ./dumps/20260101-000000000.dump --db-path ./restored.ms'];
+
+  static override args = { file: Args.string({ description: 'the .dump file', required: true }) };
+
+  static override flags = {
+    'db-path': Flags.string({ description: 'database directory to create', default: './data.ms' }),
+    'ignore-missing': Flags.boolean({ description: 'succeed without doing anything when the dump file does not exist', default: false }),
+    'ignore-if-db-exists': Flags.boolean({ description: 'succeed without doing anything when a database already exists', default: false }),
+    json: Flags.boolean({ description: 'print a JSON report on stdout', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(DumpImport);
+    try {
+      const result = await importDump(args.file, flags['db-path'], {
+        ignoreMissing: flags['ignore-missing'],
+        ignoreIfDbExists: flags['ignore-if-db-exists'],
+        log: flags.json ? undefined : (m) => process.stderr.write(`${m}\n`),
+      });
+      if (flags.json) this.log(JSON.stringify({ status: 'succeeded', dbPath: flags['db-path'], ...result }));
+      else if (result.outcome === 'imported') this.log(`Imported ${result.documents} documents in ${result.indexes} indexes and ${result.tasks} tasks into ${flags['db-path']}.`);
+      else this.log(`Nothing imported (${result.outcome}).`);
+    } catch (error) {
+      if (flags.json) this.log(JSON.stringify({ status: 'failed', error: { message: (error as Error).message } }));
+      this.error((error as Error).message, { exit: 1 });
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Where an ops command acts: a local database directory (the engine embedded in the command) or
+ * a running server (ours or Meilisearch) reached with `--url` and `--api-key`. The commands are
+ * written once against this interface.
+ */
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { SearchClient } from '../../client/client.js';
+import type { Engine } from '../engine.js';
+import { SearchError } from '../errors.js';
+import { readVersion } from '../store/database-dir.js';
+import type { SummarizedTask, Task, TaskFilter } from '../types.js';
+import type { Ops } from './service.js';
+import { openWithOps } from './startup.js';
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  /** Called on each poll with the task as it is now. */
+  onPoll?: (task: Task) => void;
+}
+
+export interface OpsTarget {
+  readonly label: string;
+  readonly local: boolean;
+  createDump(): Promise<SummarizedTask>;
+  createSnapshot(): Promise<SummarizedTask>;
+  getTask(uid: number): Promise<Task>;
+  tasks(filter: TaskFilter): Promise<Task[]>;
+  cancelTasks(filter: TaskFilter): Promise<SummarizedTask>;
+  waitForTask(uid: number, options?: WaitOptions): Promise<Task>;
+  /** The server's version (remote) or the database's format version (local). */
+  version(): Promise<string | null>;
+  close(): Promise<void>;
+}
+
+const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+async function poll(get: () => Promise<Task>, options: WaitOptions): Promise<Task> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60 * 60 * 1000);
+  let interval = 50;
+  for (;;) {
+    const task = await get();
+    options.onPoll?.(task);
+    if (FINISHED.has(task.status)) return task;
+    if (Date.now() > deadline) throw new SearchError('internal', `Timed out waiting for task ${task.uid} (status: ${task.status}).`);
+    await new Promise((r) => setTimeout(r, interval));
+    interval = Math.min(1000, interval * 2);
+  }
+}
+
+export class LocalTarget implements OpsTarget {
+  readonly local = true;
+  private constructor(
+    readonly engine: Engine,
+    readonly ops: Ops,
+    readonly label: string,
+  ) {}
+
+  static async open(options: { dbPath: string; dumpDir?: string; snapshotDir?: string; dumplessUpgrade?: boolean; skipUpgradeTask?: boolean; autoProcess?: boolean }): Promise<LocalTarget> {
+    const { engine, ops } = await openWithOps(
+      { dbPath: options.dbPath, logLevel: 'off', autoProcess: options.autoProcess },
+      { dumpDir: options.dumpDir, snapshotDir: options.snapshotDir, dumplessUpgrade: options.dumplessUpgrade, skipUpgradeTask: options.skipUpgradeTask },
+    );
+    return new LocalTarget(engine, ops, `database ${resolve(options.dbPath)}`);
+  }
+
+  createDump(): Promise<SummarizedTask> {
+    return this.ops.createDump();
+  }
+  createSnapshot(): Promise<SummarizedTask> {
+    return this.ops.createSnapshot();
+  }
+  async getTask(uid: number): Promise<Task> {
+    return this.engine.getTask(uid);
+  }
+  async tasks(filter: TaskFilter): Promise<Task[]> {
+    return this.engine.getTasks({ ...filter, limit: 1000 }).results;
+  }
+  cancelTasks(filter: TaskFilter): Promise<SummarizedTask> {
+    return this.engine.cancelTasks(filter);
+  }
+  waitForTask(uid: number, options: WaitOptions = {}): Promise<Task> {
+    return poll(async () => this.engine.getTask(uid), options);
+  }
+  async version(): Promise<string | null> {
+    return readVersion(this.engine.dbPath);
+  }
+  async close(): Promise<void> {
+    await this.ops.close();
+    await this.engine.close();
+  }
+}
+
+export class RemoteTarget implements OpsTarget {
+  readonly local = false;
+  readonly client: SearchClient;
+  readonly label: string;
+
+  constructor(url: string, apiKey?: string) {
+    this.client = new SearchClient({ url, apiKey });
+    this.label = `server ${this.client.baseUrl}`;
+  }
+
+  createDump(): Promise<SummarizedTask> {
+    return this.client.request('POST', '/dumps');
+  }
+  createSnapshot(): Promise<SummarizedTask> {
+    return this.client.request('POST', '/snapshots');
+  }
+  getTask(uid: number): Promise<Task> {
+    return this.client.getTask(uid);
+  }
+  async tasks(filter: TaskFilter): Promise<Task[]> {
+    const page = await this.client.request<{ results: Task[] }>('GET', '/tasks', { query: { ...filterQuery(filter), limit: 1000 } });
+    return page.results;
+  }
+  cancelTasks(filter: TaskFilter): Promise<SummarizedTask> {
+    return this.client.request('POST', '/tasks/cancel', { query: filterQuery(filter) });
+  }
+  waitForTask(uid: number, options: WaitOptions = {}): Promise<Task> {
+    return poll(() => this.client.getTask(uid), options);
+  }
+  async version(): Promise<string | null> {
+    const v = await this.client.request<{ pkgVersion?: string }>('GET', '/version');
+    return v?.pkgVersion ?? null;
+  }
+  async close(): Promise<void> {}
+}
+
+function filterQuery(filter: TaskFilter): Record<string, string | undefined> {
+  const join_ = (v: unknown[] | undefined) => (v && v.length > 0 ? v.map(String).join(',') : undefined);
+  return {
+    uids: join_(filter.uids),
+    types: join_(filter.types),
+    statuses: join_(filter.statuses),
+    indexUids: join_(filter.indexUids),
+  };
+}
+
+// --- files and retention ------------------------------------------------------------------------
+
+export interface KeptFiles {
+  kept: string[];
+  removed: string[];
+}
+
+/**
+ * Keep the `keep` newest files of `dir` whose names match `pattern` (names sort by date: dump
+ * names are timestamps, rotated snapshots carry one), delete the others.
+ */
+export function applyRetention(dir: string, pattern: RegExp, keep: number): KeptFiles {
+  if (!existsSync(dir)) return { kept: [], removed: [] };
+  const files = readdirSync(dir)
+    .filter((name) => pattern.test(name))
+    .map((name) => ({ name, time: statSync(join(dir, name)).mtimeMs }))
+    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : b.time - a.time))
+    .map((f) => join(dir, f.name));
+  const kept = files.slice(0, Math.max(keep, 0));
+  const removed = files.slice(Math.max(keep, 0));
+  for (const file of removed) rmSync(file, { force: true });
+  return { kept, removed };
+}
+
+export const DUMP_FILE = /^\d{8}-\d{9}\.dump$/;
+
+/** Rotated snapshots of database `dbName`: `<dbName>.<yyyymmdd-hhmmssSSS>.snapshot`. */
+export function rotatedSnapshotPattern(dbName: string): RegExp {
+  return new RegExp(`^${basename(dbName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d{8}-\\d{9}\\.snapshot$`);
+}
