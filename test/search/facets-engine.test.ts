@@ -47,6 +47,23 @@ describe('facets and geo through the engine', () => {
     );
   });
 
+  it('serves filter, facets and sort through Engine.search', async () => {
+    const res = (await engine.search('movies', {
+      q: '',
+      filter: ['year 1905 TO 1910', ['genres = Western', 'genres = Comedy']],
+      facets: ['genres', 'year'],
+      sort: ['year:desc'],
+      limit: 5,
+    })) as unknown as { hits: Array<Record<string, unknown>>; facetDistribution: Record<string, Record<string, number>>; facetStats: Record<string, unknown>; estimatedTotalHits: number };
+    const want = movies()
+      .slice(0, 5000)
+      .filter((m) => (m.year as number) >= 1905 && (m.year as number) <= 1910 && ((m.genres as string[]).includes('Western') || (m.genres as string[]).includes('Comedy')));
+    expect(res.estimatedTotalHits).toBe(want.length);
+    expect(res.hits.map((h) => h.year)).toEqual(want.map((m) => m.year as number).sort((a, b) => b - a).slice(0, 5));
+    expect(res.facetDistribution.genres!.Western).toBe(want.filter((m) => (m.genres as string[]).includes('Western')).length);
+    expect(res.facetStats.year).toEqual({ min: Math.min(...want.map((m) => m.year as number)), max: Math.max(...want.map((m) => m.year as number)) });
+  });
+
   it('deletes by filter and keeps facets exact', async () => {
     const index = engine.indexes.get('movies');
     const before = computeFacets(index.store, index.store.docids(), ['genres'], index.settings).facetDistribution.genres!;

@@ -113,6 +113,15 @@ describe('facets on movies', () => {
     expect(first.size).toBe(all().filter((m) => m.year === 1900).length);
   });
 
+  it('honours the features of object-form filterable rules', () => {
+    // `title` allows equality but not comparison
+    expect(evaluateFilter(index.store, parseFilter('title = "The Great Train Robbery"')!, index.settings).size).toBeGreaterThan(0);
+    const err = thrown(() => evaluateFilter(index.store, parseFilter('title > abc')!, index.settings));
+    expect(err.code).toBe('invalid_search_filter');
+    expect(err.message).toMatch(/^Filter operator `>` is not allowed for the attribute `title`\.\n/);
+    expect(err.message).toMatch(/rule #2 in `filterableAttributes`\n1:6 title > abc$/);
+  });
+
   it('validates sort expressions with the reference messages', () => {
     expect(thrown(() => parseSort(['genres:asc'], index.settings)).message).toBe(
       'Attribute `genres` is not sortable. Available sortable attributes are: `title, year`.',

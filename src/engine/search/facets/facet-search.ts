@@ -30,6 +30,8 @@ export interface FacetSearchResult {
 
 /** Case-folded, accent-free form used to compare a query with facet values. */
 export function foldForMatch(text: string): string {
+  // ASCII needs no decomposition: skip the costly normalize for the common case
+  if (!/[^\x00-\x7f]/.test(text)) return text.toLowerCase().trim();
   return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().trim();
 }
 
