@@ -5,6 +5,9 @@ import { flagsFor } from '../src/cli/oclif-flags.js';
 import { ConfigError, SERVE_OPTIONS, resolveOptions } from '../src/cli/serve-options.js';
 import { createServer } from '../src/http/server.js';
 import { createSecurity, StartupError, type Security } from '../src/http/auth.js';
+import { openWithOps, startupOptionsFrom } from '../src/engine/ops/startup.js';
+import { dumpRoutes } from '../src/http/routes/dumps.js';
+import { snapshotRoutes } from '../src/http/routes/snapshots.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -37,7 +40,14 @@ export default class Serve extends Command {
     const logLevel = (options['log-level'] as string).toLowerCase() as LogLevel;
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
 
-    const engine = await Engine.open({ dbPath, logLevel, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) });
+    // imports (--import-dump/--import-snapshot), version check and dumpless upgrade, then the engine with the ops processors
+    let started;
+    try {
+      started = await openWithOps({ dbPath, logLevel, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) }, startupOptionsFrom(options));
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
+    const { engine, ops } = started;
     let security: Security;
     try {
       security = createSecurity({
@@ -58,7 +68,7 @@ export default class Serve extends Command {
     for (const warning of security.warnings) this.warn(warning);
     const server = createServer(engine, {
       guard: security.guard,
-      routes: security.routes,
+      routes: [...security.routes, dumpRoutes(ops), snapshotRoutes(ops)],
       payloadSizeLimit: options['http-payload-size-limit'] as number,
       // Request logs are debug-level noise; operators asking for debug or trace get them.
       logLevel: logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'off',
@@ -91,6 +101,7 @@ export default class Serve extends Command {
         stopping = true;
         this.log(`Received ${signal}: shutting down.`);
         await server.close();
+        await ops.close();
         await engine.close();
         await security.close();
         resolve();

@@ -62,6 +62,8 @@ export default class Upgrade extends Command {
     }
     view.done();
     if (flags.json) this.log(JSON.stringify(report));
+    else if (report.outcome === 'already-current' && flags.url)
+      this.log(`Nothing to follow: no upgrade task is pending on ${flags.url} (version ${report.from}). Restart it with --experimental-dumpless-upgrade to upgrade.`);
     else if (report.outcome === 'already-current') this.log(`Nothing to do: the database is already version ${report.to}.`);
     else if (report.outcome === 'upgraded') this.log(`Upgraded from ${report.from} to ${report.to}.${report.snapshot ? ` Pre-upgrade snapshot: ${report.snapshot}` : ''}`);
     else this.log(`The upgrade failed (${report.error}) and was rolled back: the database is version ${report.verified?.version ?? report.from} again.`);

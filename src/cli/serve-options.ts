@@ -74,6 +74,27 @@ export const SERVE_OPTIONS: OptionSpec[] = [
     default: 'INFO',
     description: 'Log verbosity.',
   },
+  // operations (dumps, snapshots, upgrade): read by openWithOps in src/engine/ops/startup.ts
+  { name: 'import-dump', kind: 'string', description: 'Import this dump file at start (into an empty --db-path), re-indexing everything.' },
+  { name: 'ignore-missing-dump', kind: 'boolean', default: false, description: 'Start normally when the --import-dump file does not exist.' },
+  { name: 'ignore-dump-if-db-exists', kind: 'boolean', default: false, description: 'Skip --import-dump when a database already exists.' },
+  { name: 'dump-dir', kind: 'string', default: 'dumps/', description: 'Directory where POST /dumps writes its files.' },
+  { name: 'import-snapshot', kind: 'string', description: 'Restore this snapshot file at start (into an empty --db-path).' },
+  { name: 'ignore-missing-snapshot', kind: 'boolean', default: false, description: 'Start normally when the --import-snapshot file does not exist.' },
+  { name: 'ignore-snapshot-if-db-exists', kind: 'boolean', default: false, description: 'Skip --import-snapshot when a database already exists.' },
+  { name: 'snapshot-dir', kind: 'string', default: 'snapshots/', description: 'Directory where snapshots are written.' },
+  {
+    name: 'schedule-snapshot',
+    kind: 'string',
+    description: 'Take a snapshot every N seconds (`true` alone: every 86400 s).',
+  },
+  {
+    name: 'experimental-dumpless-upgrade',
+    kind: 'boolean',
+    default: false,
+    aliases: ['upgrade-db'],
+    description: 'Upgrade a database of an older version in place: an upgradeDatabase task runs first, searches keep working, other tasks wait; canceling it rolls back.',
+  },
 ];
 
 /** The option that names the config file; it is resolved before the others (it cannot come from the file). */

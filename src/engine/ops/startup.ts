@@ -82,3 +82,21 @@ export function parseScheduleSnapshot(value: string | boolean | undefined): numb
   if (!Number.isInteger(seconds) || seconds <= 0) throw new Error(`Invalid value \`${value}\` for \`schedule-snapshot\`: expected a number of seconds.`);
   return seconds;
 }
+
+/** The ops options of `search serve`, from its resolved option table (see src/cli/serve-options.ts). */
+export function startupOptionsFrom(options: Record<string, unknown>): StartupOptions {
+  const str = (name: string) => (typeof options[name] === 'string' ? (options[name] as string) : undefined);
+  const bool = (name: string) => options[name] === true;
+  return {
+    importDump: str('import-dump'),
+    ignoreMissingDump: bool('ignore-missing-dump'),
+    ignoreDumpIfDbExists: bool('ignore-dump-if-db-exists'),
+    dumpDir: str('dump-dir'),
+    importSnapshot: str('import-snapshot'),
+    ignoreMissingSnapshot: bool('ignore-missing-snapshot'),
+    ignoreSnapshotIfDbExists: bool('ignore-snapshot-if-db-exists'),
+    snapshotDir: str('snapshot-dir'),
+    scheduleSnapshotSeconds: parseScheduleSnapshot(options['schedule-snapshot'] as string | boolean | undefined),
+    dumplessUpgrade: bool('experimental-dumpless-upgrade'),
+  };
+}
