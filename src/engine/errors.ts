@@ -59,6 +59,7 @@ const EXPLICIT: Record<string, ErrorKind> = {
   invalid_search_filter: { status: 400, type: 'invalid_request' },
   invalid_search_sort: { status: 400, type: 'invalid_request' },
   missing_facet_search_facet_name: { status: 400, type: 'invalid_request' },
+  facet_search_disabled: { status: 400, type: 'invalid_request' },
   // vectors and embedders
   vector_embedding_error: { status: 400, type: 'invalid_request' },
   invalid_vector_dimensions: { status: 400, type: 'invalid_request' },

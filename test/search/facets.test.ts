@@ -96,6 +96,8 @@ describe('facets on movies', () => {
     expect(facetSearch(index.store, index.settings, { facetName: 'genres', facetQuery: 'horr' }, horror).facetHits).toEqual([{ value: 'Horror', count: 634 }]);
     expect(thrown(() => facetSearch(index.store, index.settings, { facetName: 'title' }, everything)).code).toBe('invalid_facet_search_facet_name');
     expect(thrown(() => facetSearch(index.store, index.settings, {}, everything)).code).toBe('missing_facet_search_facet_name');
+    const disabled = thrown(() => facetSearch(index.store, { ...index.settings, facetSearch: false }, { facetName: 'genres' }, everything));
+    expect([disabled.code, disabled.status]).toEqual(['facet_search_disabled', 400]);
   });
 
   it('sorts by year and title like a brute-force sort, numbers first and missing last', () => {
