@@ -102,9 +102,9 @@ describe('vector store on a GloVe-100 subset (cosine)', () => {
 
 describe('churn, restart and multi-vector documents', () => {
   test('deleting 30% then re-inserting keeps recall within one point', () => {
-    const N = 12_000;
-    const vectors = baseSubset(N, 16);
-    const qs = queries(150);
+    const N = 8_000;
+    const vectors = baseSubset(N, 23);
+    const qs = queries(100);
     const store = tempStore();
     const vs = new VectorStore(store, 'churn', { dimensions: DIM, distance: 'cosine' });
     fill(vs, store, vectors);
@@ -130,7 +130,7 @@ describe('churn, restart and multi-vector documents', () => {
     expect(vs.count()).toBe(N);
     const after = meanRecall(vs, vectors, qs);
     expect(after).toBeGreaterThanOrEqual(before - 0.01);
-  });
+  }, 120_000);
 
   test('closing and reopening the environment restores graph and pending vectors', async () => {
     const vectors = baseSubset(6000, 29);

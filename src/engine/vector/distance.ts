@@ -52,9 +52,15 @@ export function exactDistance(metric: Distance, a: Float32Array, b: Float32Array
   switch (metric) {
     case 'cosine': {
       const na = aNorm ?? norm(a);
-      const nb = norm(b);
-      if (na === 0 || nb === 0) return 1;
-      return 1 - dot(a, b) / (na * nb);
+      let ab = 0;
+      let bb = 0;
+      for (let i = 0; i < a.length; i++) {
+        const y = b[i]!;
+        ab += a[i]! * y;
+        bb += y * y;
+      }
+      if (na === 0 || bb === 0) return 1;
+      return 1 - ab / (na * Math.sqrt(bb));
     }
     case 'euclidean':
       return Math.sqrt(squaredEuclidean(a, b));

@@ -95,7 +95,7 @@ export class Graph {
   }
 
   has(slot: number): boolean {
-    return slot < this.cap && this.levels[slot]! !== ABSENT;
+    return slot >= 0 && slot < this.cap && this.levels[slot]! !== ABSENT;
   }
 
   levelFor(slot: number): number {
@@ -484,7 +484,8 @@ export class Graph {
     this.relink(p, level, candidates);
   }
 
-  private electEntry(): void {
+  /** Make the highest node the entry point (after the entry was removed). */
+  electEntry(): void {
     this.entry = -1;
     this.maxLevel = -1;
     for (let s = 0; s < this.cap; s++) {

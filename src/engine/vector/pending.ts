@@ -2,9 +2,12 @@
  * The temporary in-memory index of vectors not yet merged into the disk graph (`hnswlib-node`).
  *
  * Labels are store slots. Bit codes are indexed as 0/1 floats under squared euclidean
- * distance, which equals their hamming distance. It is rebuilt from the store after a restart
- * or an aborted transaction; its distances are only used to pick candidates (the store
- * re-ranks them exactly).
+ * distance, which equals their hamming distance. Its distances are only used to pick
+ * candidates (the store re-ranks them exactly).
+ *
+ * Vectors are queued when they arrive and indexed when a search needs them: a bulk load that
+ * reaches the merge threshold before anyone searches never pays for a temporary graph, and a
+ * restart re-indexes the persisted pending vectors on the first search, not at open.
  */
 import hnswlib from 'hnswlib-node';
 import type { Distance } from './distance.js';
@@ -16,6 +19,7 @@ export class PendingIndex {
   private index: Hnsw | null = null;
   private capacity = 0;
   private readonly live = new Set<number>();
+  private queued = new Set<number>();
 
   constructor(
     private readonly distance: Distance,
@@ -47,7 +51,13 @@ export class PendingIndex {
     return out;
   }
 
-  add(slot: number, v: Float32Array): void {
+  /** Queue a slot (its vector is read through `load` when a search first needs it). */
+  add(slot: number): void {
+    this.live.add(slot);
+    this.queued.add(slot);
+  }
+
+  private index1(slot: number, v: Float32Array): void {
     if (!this.index) {
       this.index = new HierarchicalNSW(this.space(), this.dimensions);
       this.capacity = 1024;
@@ -59,17 +69,20 @@ export class PendingIndex {
     }
     // An existing label (even one marked deleted) is updated in place and unmarked by hnswlib.
     this.index.addPoint(this.point(v), slot);
-    this.live.add(slot);
   }
 
   remove(slot: number): void {
-    if (!this.live.delete(slot) || !this.index) return;
-    this.index.markDelete(slot);
+    if (!this.live.delete(slot)) return;
+    if (this.queued.delete(slot)) return;
+    this.index?.markDelete(slot);
   }
 
   /** Up to `k` slots closest to `q` among those `accept` admits, closest first. */
-  search(q: Float32Array, k: number, accept?: (slot: number) => boolean): number[] {
-    if (!this.index || this.live.size === 0) return [];
+  search(q: Float32Array, k: number, load: (slot: number) => Float32Array, accept?: (slot: number) => boolean): number[] {
+    if (this.live.size === 0) return [];
+    for (const slot of this.queued) this.index1(slot, load(slot));
+    this.queued.clear();
+    if (!this.index) return [];
     const n = Math.min(k, this.live.size);
     this.index.setEf(Math.max(64, n));
     const filter = accept ? (label: number) => accept(label) && this.live.has(label) : (label: number) => this.live.has(label);
@@ -80,5 +93,6 @@ export class PendingIndex {
     this.index = null;
     this.capacity = 0;
     this.live.clear();
+    this.queued.clear();
   }
 }

@@ -2,7 +2,7 @@
  * One embedder's vector store inside an index's LMDB environment.
  *
  * Databases (all written in the caller's write transaction, `store.write(() => ...)`):
- *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, ...};
+ *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, ...}; 'gen' -> gen;
  *                       'pending:<slot>' -> true for vectors not yet linked in the graph
  *   vectors:<e>:vec     slot -> exact vector (f32 LE, or packed bits when binary quantized)
  *   vectors:<e>:codes   slot -> compact code the graph is traversed on
@@ -22,6 +22,7 @@ import type { Database } from 'lmdb';
 import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
 import { exactDistance, norm, similarity, type Distance } from './distance.js';
+import { DocSlots } from './doc-slots.js';
 import { Graph } from './graph.js';
 import { BUILD, efSearch, mergeThreshold, preferScan, rerankCount } from './params.js';
 import { PendingIndex } from './pending.js';
@@ -85,11 +86,12 @@ export class VectorStore {
   private quantizer!: Quantizer;
   private graph!: Graph;
   private pending!: PendingIndex;
-  private slotDoc = new Uint32Array(0);
-  private docSlots = new Map<number, number[]>();
+  private docSlots = new DocSlots();
   private docBitmap: Bitmap = new RoaringBitmap32();
   private free: number[] = [];
   private limbo: number[] = [];
+  /** Removed from their documents, still in the graph until `settle` repairs around them. */
+  private doomed: number[] = [];
   private readonly scratch: Float32Array;
 
   constructor(
@@ -143,8 +145,7 @@ export class VectorStore {
       const slot = this.allocate();
       this.vec.putSync(slot, this.encodeExact(v));
       this.meta.putSync(PENDING + slot, true);
-      this.pending.add(slot, v);
-      this.slotDoc[slot] = docid;
+      this.pending.add(slot);
       slots.push(slot);
     }
     if (slots.length > 0) {
@@ -187,12 +188,13 @@ export class VectorStore {
    * The `k` documents closest to `query`, restricted to `filter` when given. Distances are
    * exact; `similarity` maps them to [0, 1].
    */
-  search(query: Float32Array, k: number, filter?: Bitmap): VectorHit[] {
+  search(query: Float32Array, k: number, filter?: Bitmap, tuning: { ef?: number } = {}): VectorHit[] {
     this.sync();
     this.checkDimensions(query);
+    this.settle();
     if (k <= 0 || this.state.vectors === 0) return [];
     const graph = this.graph;
-    const ef = efSearch(k, this.state.vectors);
+    const ef = Math.max(k, tuning.ef ?? efSearch(k, this.state.vectors));
     let mask: Uint8Array | null = null;
     let allowedInGraph: number[] | null = null;
     if (filter) {
@@ -205,21 +207,37 @@ export class VectorStore {
         }
       }
     }
-    const candidates: number[] = [];
+    const best = new Map<number, number>();
+    const qNorm = norm(query);
     if (graph.size > 0 && (!allowedInGraph || allowedInGraph.length > 0)) {
       this.encodeQuery(query);
       const found =
         allowedInGraph && preferScan(allowedInGraph.length, graph.size, ef, graph.M0)
           ? graph.scan(Uint32Array.from(allowedInGraph), ef)
           : graph.search(ef, mask);
-      const keep = this.bits ? found.ids.length : rerankCount(k, ef);
-      for (let i = 0; i < found.ids.length && i < keep; i++) candidates.push(found.ids[i]!);
+      if (this.bits) {
+        // Bit codes are the stored vectors: their hamming distances are already exact.
+        for (let i = 0; i < found.ids.length; i++) this.offer(best, found.ids[i]!, found.dists[i]!);
+      } else {
+        // Re-rank the best code-ranked candidates with exact vectors; go further only when
+        // documents with several vectors left fewer than k distinct documents.
+        const keep = rerankCount(k, ef);
+        let i = 0;
+        for (; i < found.ids.length && i < keep; i++) this.offer(best, found.ids[i]!, this.exactDistanceTo(query, qNorm, found.ids[i]!));
+        for (; i < found.ids.length && best.size < k; i++) this.offer(best, found.ids[i]!, this.exactDistanceTo(query, qNorm, found.ids[i]!));
+      }
     }
     if (this.pending.size > 0) {
       const m = mask;
-      candidates.push(...this.pending.search(query, Math.max(k * 2, 32), m ? (s) => m[s] === 1 : undefined));
+      for (const slot of this.pending.search(query, Math.max(k * 2, 32), (s) => this.exact(s), m ? (s) => m[s] === 1 : undefined)) {
+        this.offer(best, slot, this.exactDistanceTo(query, qNorm, slot));
+      }
     }
-    return this.rank(query, candidates, k);
+    const similarityMetric: Distance = this.bits ? 'hamming' : this.distance;
+    return [...best]
+      .sort((a, b) => a[1] - b[1] || a[0] - b[0])
+      .slice(0, k)
+      .map(([docid, distance]) => ({ docid, distance, similarity: similarity(similarityMetric, distance, this.dimensions) }));
   }
 
   // --- search helpers -------------------------------------------------------------------------
@@ -229,21 +247,11 @@ export class VectorStore {
     this.quantizer.encode(query, bytes, QUERY_PTR);
   }
 
-  /** Exact distances of candidate slots, best per document, `k` best documents. */
-  private rank(query: Float32Array, slots: number[], k: number): VectorHit[] {
-    const qNorm = norm(query);
-    const best = new Map<number, number>();
-    for (const slot of slots) {
-      const d = this.exactDistanceTo(query, qNorm, slot);
-      const docid = this.slotDoc[slot]!;
-      const prev = best.get(docid);
-      if (prev === undefined || d < prev) best.set(docid, d);
-    }
-    const similarityMetric: Distance = this.bits ? 'hamming' : this.distance;
-    return [...best]
-      .sort((a, b) => a[1] - b[1] || a[0] - b[0])
-      .slice(0, k)
-      .map(([docid, distance]) => ({ docid, distance, similarity: similarity(similarityMetric, distance, this.dimensions) }));
+  /** Keep the best distance per document. */
+  private offer(best: Map<number, number>, slot: number, distance: number): void {
+    const docid = this.docSlots.docOf(slot);
+    const prev = best.get(docid);
+    if (prev === undefined || distance < prev) best.set(docid, distance);
   }
 
   private exactDistanceTo(query: Float32Array, qNorm: number, slot: number): number {
@@ -308,11 +316,6 @@ export class VectorStore {
   private allocate(): number {
     const slot = this.free.pop() ?? this.state.nextSlot++;
     this.graph.ensure(slot + 1);
-    if (slot >= this.slotDoc.length) {
-      const grown = new Uint32Array(Math.max(slot + 1, this.slotDoc.length * 2, 1024));
-      grown.set(this.slotDoc);
-      this.slotDoc = grown;
-    }
     return slot;
   }
 
@@ -329,10 +332,7 @@ export class VectorStore {
         linked.push(slot);
       }
     }
-    if (linked.length > 0) {
-      this.graph.remove(linked);
-      this.limbo.push(...linked);
-    }
+    this.doomed.push(...linked);
     this.docs.removeSync(docid);
     this.docSlots.delete(docid);
     this.docBitmap.remove(docid);
@@ -341,6 +341,7 @@ export class VectorStore {
 
   /** Link every pending vector into the graph, then recycle the slots of deleted vectors. */
   private merge(): void {
+    this.settle();
     const slots = this.pending.slots().sort((a, b) => a - b);
     if (slots.length > 0) {
       if (this.state.scale === null) {
@@ -363,6 +364,19 @@ export class VectorStore {
     this.limbo = [];
   }
 
+  /**
+   * Repair the graph around every vector removed since the last repair, in one pass: a batch
+   * that deletes many documents repairs each affected neighbourhood once, not once per document.
+   * Runs before any search or merge, so no search ever sees a removed vector; lists it changes
+   * outside a write transaction are persisted by the next write.
+   */
+  private settle(): void {
+    if (this.doomed.length === 0) return;
+    this.graph.remove(this.doomed);
+    this.limbo.push(...this.doomed);
+    this.doomed = [];
+  }
+
   /** Persist the lists that changed and a new generation token (same transaction). */
   private commitRam(): void {
     const g = this.graph;
@@ -379,16 +393,17 @@ export class VectorStore {
     this.state.maxLevel = g.maxLevel;
     this.state.gen = this.gen = Math.random();
     this.meta.putSync('state', this.state);
+    this.meta.putSync('gen', this.gen);
   }
 
   // --- loading --------------------------------------------------------------------------------
 
   /** Reload RAM when the committed generation is not the one RAM was built from. */
   private sync(): void {
-    const state = this.meta.get('state') as State | undefined;
-    if (state && state.gen === this.gen) return;
-    if (!state && this.gen === -2) return;
-    this.reload(state);
+    // The token alone is read on every call (one small get); the state only on a mismatch.
+    const gen = this.meta.get('gen') as number | undefined;
+    if (gen === this.gen || (gen === undefined && this.gen === -2)) return;
+    this.reload(this.meta.get('state') as State | undefined);
   }
 
   private reload(saved: State | undefined): void {
@@ -421,41 +436,44 @@ export class VectorStore {
     graph.ensure(state.nextSlot);
     this.graph = graph;
     this.pending = new PendingIndex(this.distance, this.dimensions, this.bits);
-    this.slotDoc = new Uint32Array(Math.max(1024, state.nextSlot));
-    this.docSlots = new Map();
+    this.docSlots = new DocSlots();
+    this.docSlots.reserve(0, state.nextSlot);
     this.docBitmap = new RoaringBitmap32();
     const used = new Uint8Array(state.nextSlot);
     for (const { key, value } of this.docs.getRange()) {
       const slots = Array.from(u32s(value));
       this.docSlots.set(key, slots);
       this.docBitmap.add(key);
-      for (const s of slots) {
-        this.slotDoc[s] = key;
-        used[s] = 1;
-      }
+      for (const s of slots) used[s] = 1;
     }
     const stride = this.quantizer.stride;
     for (const { key, value } of this.codes.getRange()) {
       graph.kernels.bytes.set(value.subarray(0, stride), graph.kernels.codePtr(key));
       graph.place(key, graph.levelFor(key));
     }
+    const orphans = new Set<number>();
     for (const { key, value } of this.links.getRange()) {
       const slot = Math.floor(key / LAYERS);
       if (graph.has(slot)) graph.setLinks(slot, key % LAYERS, u32s(value));
+      else orphans.add(slot);
     }
     graph.entry = state.entry;
     graph.maxLevel = state.maxLevel;
     graph.dirty.clear();
+    // Lists of vectors deleted before a repair ran are removed by the next write.
+    for (const slot of orphans) graph.dirty.add(slot);
+    if (!graph.has(graph.entry)) graph.electEntry();
     // Links to vectors deleted since the last merge must go before their slots are reused;
     // the lists changed here are persisted by the next write.
     graph.consolidate();
     for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) {
       const slot = Number((key as string).slice(PENDING.length));
-      this.pending.add(slot, this.exact(slot));
+      this.pending.add(slot);
     }
     this.free = [];
     for (let s = state.nextSlot - 1; s >= 0; s--) if (!used[s]) this.free.push(s);
     this.limbo = [];
+    this.doomed = [];
   }
 
   /** Touch every stored vector page so that the first re-rankings do not fault. */
@@ -468,6 +486,6 @@ export class VectorStore {
 
   /** RAM held by the graph, its codes and the pending index, in bytes (for stats and benchmarks). */
   get memoryBytes(): number {
-    return this.graph.byteLength + this.slotDoc.byteLength;
+    return this.graph.byteLength + this.docSlots.byteLength;
   }
 }
