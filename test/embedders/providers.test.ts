@@ -38,7 +38,7 @@ describe('openAi', () => {
     provider.received.length = 0;
     provider.failures.push(429, 503);
     const embedder = new OpenAiEmbedder({ url: `${provider.url}/v1/embeddings`, apiKey: 'k', dimensions: 8 });
-    const vectors = await embedder.embed(['hello'], 'search');
+    const vectors = await embedder.embed(['hello'], 'indexing');
     expect(Array.from(vectors[0]!)).toEqual(toyEmbedding('hello'));
     expect(provider.received).toHaveLength(3);
   });
@@ -47,8 +47,17 @@ describe('openAi', () => {
     provider.received.length = 0;
     provider.failures.push(500, 500, 500, 500);
     const embedder = new OpenAiEmbedder({ url: `${provider.url}/v1/embeddings`, dimensions: 8 });
-    await expect(embedder.embed(['hello'], 'search')).rejects.toThrow(/answered 500.*gave up after 3 attempts/);
+    await expect(embedder.embed(['hello'], 'indexing')).rejects.toThrow(/answered 500.*gave up after 3 attempts/);
     expect(provider.received).toHaveLength(3);
+    provider.failures.length = 0;
+  });
+
+  it('retries a search query at most once, so that hybrid search can fall back quickly', async () => {
+    provider.received.length = 0;
+    provider.failures.push(503, 503, 503);
+    const embedder = new OpenAiEmbedder({ url: `${provider.url}/v1/embeddings`, dimensions: 8 });
+    await expect(embedder.embed(['hello'], 'search')).rejects.toThrow(/gave up after 2 attempts/);
+    expect(provider.received).toHaveLength(2);
     provider.failures.length = 0;
   });
 

@@ -31,6 +31,17 @@ export function defaultRetryPolicy(): RetryPolicy {
   };
 }
 
+/** Embedding a search query: one retry at most, and a short deadline (the reference uses 3 s). */
+export function searchRetryPolicy(): RetryPolicy {
+  const env = process.env;
+  return {
+    attempts: Math.min(2, positiveInt(env.SEARCH_EMBEDDER_MAX_ATTEMPTS) ?? 2),
+    baseDelayMs: Math.min(100, positiveInt(env.SEARCH_EMBEDDER_RETRY_BASE_MS) ?? 100),
+    maxDelayMs: 500,
+    timeoutMs: positiveInt(env.SEARCH_EMBEDDER_SEARCH_TIMEOUT_MS) ?? 3_000,
+  };
+}
+
 function positiveInt(value: string | undefined): number | undefined {
   const n = value === undefined ? NaN : Number(value);
   return Number.isInteger(n) && n > 0 ? n : undefined;

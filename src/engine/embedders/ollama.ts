@@ -4,7 +4,7 @@
  * request and is still served by many installations, so both are spoken, chosen by the URL.
  */
 import { EmbeddingFailure } from './types.js';
-import { postJson, toVector } from './http.js';
+import { postJson, toVector, type RetryPolicy } from './http.js';
 import { RemoteEmbedder } from './remote.js';
 
 export const DEFAULT_OLLAMA_URL = 'http://localhost:11434/api/embed';
@@ -31,16 +31,16 @@ export class OllamaEmbedder extends RemoteEmbedder {
     return this.legacy ? 1 : 32;
   }
 
-  protected async request(texts: string[]): Promise<Float32Array[]> {
+  protected async request(texts: string[], policy: RetryPolicy): Promise<Float32Array[]> {
     const headers: Record<string, string> = this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {};
     const where = `ollama server at \`${this.url}\``;
     if (this.legacy) {
-      const answer = (await postJson(this.url, { model: this.options.model, prompt: texts[0] }, headers, this.policy)) as {
+      const answer = (await postJson(this.url, { model: this.options.model, prompt: texts[0] }, headers, policy)) as {
         embedding?: unknown;
       };
       return [toVector(answer?.embedding, this.dimensions(), where)];
     }
-    const answer = (await postJson(this.url, { model: this.options.model, input: texts }, headers, this.policy)) as {
+    const answer = (await postJson(this.url, { model: this.options.model, input: texts }, headers, policy)) as {
       embeddings?: unknown;
     };
     if (!Array.isArray(answer?.embeddings) || answer.embeddings.length !== texts.length)

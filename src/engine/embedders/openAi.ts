@@ -4,7 +4,7 @@
  * `OPENAI_API_KEY`.
  */
 import { EmbeddingFailure } from './types.js';
-import { postJson, toVector } from './http.js';
+import { postJson, toVector, type RetryPolicy } from './http.js';
 import { RemoteEmbedder } from './remote.js';
 
 export const DEFAULT_OPENAI_MODEL = 'text-embedding-3-small';
@@ -46,11 +46,11 @@ export class OpenAiEmbedder extends RemoteEmbedder {
     return 64;
   }
 
-  protected async request(texts: string[]): Promise<Float32Array[]> {
+  protected async request(texts: string[], policy: RetryPolicy): Promise<Float32Array[]> {
     const body: Record<string, unknown> = { model: this.model, input: texts };
     if (this.overrideDimensions) body.dimensions = this.configured;
     const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
-    const answer = (await postJson(this.url, body, headers, this.policy)) as { data?: unknown };
+    const answer = (await postJson(this.url, body, headers, policy)) as { data?: unknown };
     if (!Array.isArray(answer?.data) || answer.data.length !== texts.length)
       throw new EmbeddingFailure(`the OpenAI server at \`${this.url}\` answered without one \`data\` entry per input`);
     const entries = [...(answer.data as Array<{ index?: number; embedding?: unknown }>)];

@@ -6,7 +6,7 @@
  * each text is its own request. The response template mirrors it with `"{{embedding}}"`.
  */
 import { EmbeddingFailure } from './types.js';
-import { postJson, toVector } from './http.js';
+import { postJson, toVector, type RetryPolicy } from './http.js';
 import { RemoteEmbedder } from './remote.js';
 
 export const TEXT = '{{text}}';
@@ -44,13 +44,13 @@ export class RestEmbedder extends RemoteEmbedder {
     return this.requestRepeat ? 32 : 1;
   }
 
-  protected async request(texts: string[]): Promise<Float32Array[]> {
+  protected async request(texts: string[], policy: RetryPolicy): Promise<Float32Array[]> {
     const headers: Record<string, string> = { ...(this.options.headers ?? {}) };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
     const body = this.requestRepeat
       ? replaceRepeat(this.options.request, this.requestRepeat, texts)
       : replacePlaceholder(this.options.request, TEXT, texts[0]);
-    const answer = await postJson(this.options.url, body, headers, this.policy);
+    const answer = await postJson(this.options.url, body, headers, policy);
     return this.extract(answer, texts.length);
   }
 

@@ -137,17 +137,32 @@ export interface SemanticQuery {
   exclude?: number;
 }
 
+/** Recent query embeddings: paging through results or retyping a query costs no provider call. */
+const queryCache = new Map<string, Float32Array>();
+const QUERY_CACHE_SIZE = 256;
+
 /** Embed a search query, with the embedder's search side. Throws `vector_embedding_error`. */
 export async function embedQuery(settings: Settings, embedder: string, q: string): Promise<Float32Array> {
+  const config = settings.embedders[embedder]!;
+  const key = `${JSON.stringify(config)}\0${q}`;
+  const cached = queryCache.get(key);
+  if (cached) {
+    queryCache.delete(key); // refresh its place: least recently used goes first
+    queryCache.set(key, cached);
+    return cached;
+  }
+  let vector: Float32Array;
   try {
-    const instance = embedderFor(settings.embedders[embedder]!);
+    const instance = embedderFor(config);
     if (!instance.embed)
       throw new Error(`the embedder \`${embedder}\` has source \`userProvided\`: pass the query vector in \`vector\``);
-    const [vector] = await instance.embed([q], 'search');
-    return vector!;
+    [vector] = (await instance.embed([q], 'search')) as [Float32Array];
   } catch (error) {
     throw new SearchError('vector_embedding_error', `Error while generating embeddings: ${(error as Error).message}`, { cause: error });
   }
+  queryCache.set(key, vector);
+  if (queryCache.size > QUERY_CACHE_SIZE) queryCache.delete(queryCache.keys().next().value!);
+  return vector;
 }
 
 export async function semanticRanking(
@@ -160,25 +175,35 @@ export async function semanticRanking(
   const config = index.settings.embedders[query.embedder]!;
   const store = extension.vectorStore(index.store, query.embedder);
   if (!store || query.limit <= 0 || universe.size === 0) return { hits: [], candidates: universe };
-  // one more than asked when a document must be excluded, so that the page stays full
-  const k = query.limit + (query.exclude !== undefined ? 1 : 0);
-  const found = await store.search(vector, k, query.filter);
   const distribution = config.distribution as Distribution | undefined;
   const threshold = query.rankingScoreThreshold ?? undefined;
-  const hits: RankedHit[] = [];
-  for (const hit of found) {
-    if (hit.docid === query.exclude || !universe.has(hit.docid)) continue;
-    const score = shiftScore(hit.similarity, distribution);
-    if (threshold !== undefined && score < threshold) continue;
-    hits.push({ docid: hit.docid, score, semantic: true, details: [{ key: 'vectorSort', extra: { similarity: score } }] });
-    if (hits.length >= query.limit) break;
+  const extra = query.exclude !== undefined ? 1 : 0; // keep the page full when the target is left out
+  const scored = async (k: number) =>
+    (await store.search(vector, k, query.filter))
+      .filter((hit) => hit.docid !== query.exclude && universe.has(hit.docid))
+      .map((hit) => ({ docid: hit.docid, score: shiftScore(hit.similarity, distribution) }));
+  let k = query.limit + extra;
+  let found = await scored(k);
+  if (threshold !== undefined) {
+    // with a threshold, the candidates are every document above it (counts and facets follow):
+    // widen the search until the worst hit falls below the threshold
+    // (at most maxTotalHits: counts are capped there anyway)
+    const cap = Math.min(universe.size, Math.max(query.limit, index.settings.pagination.maxTotalHits)) + extra;
+    while (found.length >= k - extra && found.every((hit) => hit.score >= threshold) && k < cap) {
+      k = Math.min(cap, k * 4);
+      found = await scored(k);
+    }
+    found = found.filter((hit) => hit.score >= threshold);
   }
+  const hits: RankedHit[] = found
+    .slice(0, query.limit)
+    .map((hit) => ({ docid: hit.docid, score: hit.score, semantic: true, details: [{ key: 'vectorSort', extra: { similarity: hit.score } }] }));
   let candidates = universe;
-  if (query.exclude !== undefined && universe.has(query.exclude)) {
+  if (threshold !== undefined) candidates = new RoaringBitmap32(found.map((hit) => hit.docid));
+  else if (query.exclude !== undefined && universe.has(query.exclude)) {
     candidates = universe.clone();
     candidates.remove(query.exclude);
   }
-  if (threshold !== undefined && hits.length < query.limit) candidates = RoaringBitmap32.and(candidates, new RoaringBitmap32(hits.map((h) => h.docid)));
   return { hits, candidates };
 }
 
