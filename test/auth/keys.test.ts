@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SignJWT } from 'jose';
 import { expandAction, expandActions, isReadAction, ACTIONS } from '../../src/engine/auth/actions.js';
 import { parseCreateKey, parseKeyPatch, parseDate } from '../../src/engine/auth/api-key.js';
@@ -277,6 +277,23 @@ describe('AuthController', () => {
     // a token outlives neither its key's deletion nor its key's rights
     auth.deleteKey(k.uid);
     expect(await run(token, 'search', 'movies')).toBe('invalid_api_key');
+  });
+
+  it('a token verified once is still refused once it expires', async () => {
+    const k = auth.createKey({ actions: ['search'], indexes: ['*'], expiresAt: null });
+    const token = await new SignJWT({ apiKeyUid: k.uid, searchRules: ['*'], exp: Math.floor(Date.now() / 1000) + 60 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(k.key));
+    const run = () => codeOfAsync(auth.authenticate({ header: bearer(token), action: 'search', indexUid: 'm' }));
+    expect(await run()).toBe('ok');
+    expect(await run()).toBe('ok');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 120_000);
+      await expect(auth.authenticate({ header: bearer(token), action: 'search', indexUid: 'm' })).rejects.toThrow(/Tenant token expired/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('without a master key, everything is open except keys', async () => {

@@ -19,7 +19,7 @@ import { matchesAll } from './index-pattern.js';
 import { rfc3339 } from './json-shape.js';
 import { deriveKey, secretEquals } from './key-derivation.js';
 import { KeyStore } from './key-store.js';
-import { peekApiKeyUid, rulePatterns, verifyTenantToken, type SearchRules } from './tenant-token.js';
+import { peekApiKeyUid, rulePatterns, verifyTenantToken, type SearchRules, type TenantClaims } from './tenant-token.js';
 
 export const MISSING_AUTHORIZATION_HEADER = 'The Authorization header is missing. It must use the bearer authorization method.';
 export const INVALID_API_KEY = 'The provided API key is invalid.';
@@ -34,8 +34,12 @@ export interface AuthenticateRequest {
   indexUid?: string | null;
 }
 
+/** How many verified tenant tokens are remembered (oldest forgotten first). */
+const VERIFIED_TOKENS_CACHE = 1024;
+
 export class AuthController {
   readonly keys: KeyStore;
+  private readonly verifiedTokens = new Map<string, TenantClaims>();
 
   constructor(
     readonly env: AuthEnv,
@@ -86,7 +90,7 @@ export class AuthController {
     const tokenKeyUid = action === 'search' ? peekApiKeyUid(token) : null;
     if (tokenKeyUid !== null) record = this.keys.get(tokenKeyUid.toLowerCase());
     if (record !== undefined) {
-      const claims = await verifyTenantToken(token, deriveKey(record.uid, this.masterKey));
+      const claims = await this.verifiedClaims(token, record);
       auth = this.authorizationFor(record, claims.searchRules);
       if (indexUid !== null && !auth.tokenCoversIndex(indexUid)) {
         const allowed = [...rulePatterns(claims.searchRules)].sort();
@@ -118,6 +122,30 @@ export class AuthController {
       throw new SearchError('invalid_api_key', INVALID_API_KEY);
     }
     return auth;
+  }
+
+  /**
+   * Verify a tenant token, remembering tokens already verified: clients send the same token with
+   * every search, and a signature check costs far more than the rest of the request's auth. The
+   * signing key must still exist (checked by the caller) and the expiry is checked on every use.
+   */
+  private async verifiedClaims(token: string, record: ApiKeyRecord): Promise<TenantClaims> {
+    const cached = this.verifiedTokens.get(token);
+    if (cached && cached.apiKeyUid.toLowerCase() === record.uid) {
+      const nowSeconds = Math.floor(Date.now() / 1000);
+      if (cached.exp !== undefined && nowSeconds > cached.exp) {
+        this.verifiedTokens.delete(token);
+        throw new SearchError('invalid_api_key', `Tenant token expired. Was valid up to \`${cached.exp}\` and we're now \`${nowSeconds}\`.`);
+      }
+      return cached;
+    }
+    const claims = await verifyTenantToken(token, deriveKey(record.uid, this.masterKey!));
+    if (this.verifiedTokens.size >= VERIFIED_TOKENS_CACHE) {
+      const oldest = this.verifiedTokens.keys().next().value;
+      if (oldest !== undefined) this.verifiedTokens.delete(oldest);
+    }
+    this.verifiedTokens.set(token, claims);
+    return claims;
   }
 
   private authorizationFor(record: ApiKeyRecord, searchRules: SearchRules | null): Authorization {

@@ -8,6 +8,7 @@
  * go through the address policy (SSRF protection). Header values and URL queries never reach
  * the logs, since they commonly carry credentials.
  */
+import { setMaxListeners } from 'node:events';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Task } from '../types.js';
@@ -65,6 +66,8 @@ export class WebhookNotifier {
     this.retryDelayMs = options.retryDelayMs ?? 500;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxPending = options.maxPending ?? 256;
+    // every delivery in flight listens to the shutdown signal: up to `maxPending` of them at once
+    setMaxListeners(this.maxPending * 2 + 10, this.abort.signal);
   }
 
   private log(level: 'warn' | 'error' | 'debug', message: string): void {
@@ -140,11 +143,16 @@ export class WebhookNotifier {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => {
+      const signal = this.abort.signal;
+      const onAbort = () => {
         clearTimeout(timer);
         resolve();
-      }, { once: true });
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 
