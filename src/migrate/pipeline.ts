@@ -60,7 +60,9 @@ export interface CollectionResult {
   swapped: boolean;
   seconds: number;
   pointsPerSecond: number;
+  /** RSS and JS heap after each confirmed batch: flat when memory does not grow with the collection. */
   rssSamplesMb: number[];
+  heapSamplesMb: number[];
 }
 
 export interface MigrationResult {
@@ -125,6 +127,7 @@ async function migrateCollection(o: MigrateOptions, source: QdrantSource, target
     seconds: 0,
     pointsPerSecond: 0,
     rssSamplesMb: [],
+    heapSamplesMb: [],
   };
   if (o.dryRun || !target) return result;
 
@@ -275,7 +278,9 @@ async function streamDocuments(
       if (f.resumeAt.next === null) cp.done = true;
       saveCheckpoint(cpPath, cp);
     }
-    result.rssSamplesMb.push(Math.round((process.memoryUsage.rss() / 1048576) * 10) / 10);
+    const mem = process.memoryUsage();
+    result.rssSamplesMb.push(Math.round((mem.rss / 1048576) * 10) / 10);
+    result.heapSamplesMb.push(Math.round((mem.heapUsed / 1048576) * 10) / 10);
   };
 
   const flush = async (): Promise<void> => {

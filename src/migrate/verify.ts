@@ -48,6 +48,7 @@ export class IdSample {
   }
 
   values(): string[] {
+    if (this.size === 0) return [];
     const all = new Set(this.ids);
     if (this.first !== null) all.add(this.first);
     if (this.last !== null) all.add(this.last);
