@@ -104,6 +104,8 @@ describe('filter parser', () => {
       'Was expecting a value but instead got `AND`, which is a reserved keyword. To use `AND` as a field name or a value, surround it by quotes.\n5:8 a = AND',
     );
     expect(errorOf('a = ').message).toBe('Was expecting a value but instead got nothing.\n5:5 a = ');
+    expect(errorOf('a = 1 AND ').message).toMatch(/^Was expecting an operation `=`.* but instead got nothing\.\n11:11 a = 1 AND $/);
+    expect(errorOf('AND = 1').message).toMatch(/^Was expecting an operation `=`.* at `AND = 1`\.\n1:8 AND = 1$/);
     expect(errorOf('a IN b').message).toBe('Expected `[` after `IN` keyword.\n6:7 a IN b');
     expect(errorOf('a IN [b, c').message).toBe(
       'Expected matching `]` after the list of field names given to `IN[`\n11:11 a IN [b, c',

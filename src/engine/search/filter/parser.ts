@@ -213,8 +213,18 @@ class Parser {
     return this.parseCondition(start);
   }
 
+  /** The diagnostic for a primary that is not a condition, as the reference gives it. */
+  private invalidPrimary(start: number): SearchError {
+    const rest = this.src.slice(start).trimEnd();
+    const where = rest.trim() === '' ? 'but instead got nothing.' : `at \`${escapeDebug(rest)}\`.`;
+    return this.fail(`Was expecting an operation ${OPERATIONS} ${where}`, start, start + rest.length);
+  }
+
   private parseCondition(start: number): FilterAst {
-    const field = this.parseValue();
+    // A field that cannot be read makes the whole primary invalid; quote and geo misuse errors
+    // are more precise and pass through.
+    const field = this.tryValue();
+    if (!field) throw this.invalidPrimary(start);
     this.skipWs();
     const opStart = this.pos;
     for (const op of ['>=', '<=', '!=', '=', '>', '<'] as const) {
@@ -264,9 +274,7 @@ class Parser {
       return { type: 'condition', field, condition: { op: 'TO', from, to: this.parseValue() } };
     }
     this.pos = save;
-    const rest = this.src.slice(start).trimEnd();
-    const where = rest.trim() === '' ? 'but instead got nothing.' : `at \`${escapeDebug(rest)}\`.`;
-    throw this.fail(`Was expecting an operation ${OPERATIONS} ${where}`, start, start + rest.length);
+    throw this.invalidPrimary(start);
   }
 
   /** `[a, b, ...]` after IN. */
