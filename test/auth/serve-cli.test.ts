@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, json, serve } from '../cli/serve-process.js';
+import { BIN, json, serve, waitTask } from '../cli/serve-process.js';
+import { Receiver } from '../webhooks/receiver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'search-serve-auth-'));
 const env = { PATH: process.env.PATH ?? '' };
@@ -66,6 +67,36 @@ describe('search serve security options', () => {
       await served.process;
     }
     expect(served.output()).not.toContain(master);
+  });
+
+  it('sends task webhooks configured through the environment', async () => {
+    const receiver = new Receiver();
+    await receiver.start();
+    const served = await serve(['--db-path', join(dir, 'hooks'), '--log-level', 'off'], {
+      ...env,
+      SEARCH_TASK_WEBHOOK_URL: receiver.url,
+      MEILI_TASK_WEBHOOK_AUTHORIZATION_HEADER: 'Bearer env-hook-secret-value',
+      SEARCH_EXPERIMENTAL_ALLOWED_IP_NETWORKS: '127.0.0.0/8',
+    });
+    try {
+      const task = await json(`${served.url}/indexes/movies/documents`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([{ id: 1, title: 'x' }]),
+      });
+      await waitTask(served.url, task.body.taskUid);
+      await receiver.waitForCalls(1);
+      expect(receiver.calls[0]!.lines.map((l) => l.uid)).toEqual([task.body.taskUid]);
+      expect(receiver.calls[0]!.headers.authorization).toBe('Bearer env-hook-secret-value');
+      const hooks = await json(`${served.url}/webhooks`);
+      expect(hooks.body.results).toHaveLength(1);
+      expect(hooks.body.results[0].isEditable).toBe(false);
+      expect(JSON.stringify(hooks.body)).not.toContain('env-hook-secret-value');
+    } finally {
+      served.process.kill('SIGTERM');
+      await served.process;
+      await receiver.stop();
+    }
   });
 
   it('warns in development without a master key, keeps /keys closed and logs no secret', async () => {
