@@ -181,3 +181,43 @@ describe('embeddings given with regenerate: true', () => {
     expect(provider.received.map((r) => r.body.inputs)).toEqual([['film: whale']]);
   });
 });
+
+describe('re-indexing after a settings change', () => {
+  it('embeds only for the embedder that changed', async () => {
+    await h.add([{ id: '1', title: 'shark' }, { id: '2', title: 'whale', _vectors: { manual: [1, 2, 3] } }]);
+    await h.setEmbedders({ ...rest(), ...manual() });
+    expect(provider.received).toHaveLength(1);
+    provider.received.length = 0;
+    const second = updateEmbedders({}, { other: { ...rest().gen, documentTemplate: 'title: {{doc.title}}' } }).other!;
+    await h.setEmbedders({ ...h.settings.embedders, other: second });
+    // one call, for `other` only; `gen` and `manual` keep their vectors
+    expect(provider.received.map((r) => r.body.inputs.sort())).toEqual([['title: shark', 'title: whale']]);
+    expect(Array.from(h.extension.vectorStore(h.store, 'gen')!.get(h.docid('1'))![0]!)).toEqual(toyEmbedding('shark'));
+    expect(Array.from(h.extension.vectorStore(h.store, 'manual')!.get(h.docid('2'))![0]!)).toEqual([1, 2, 3]);
+    expect(h.store.main.get('embeddingStats')).toEqual({ numberOfEmbeddings: 5, numberOfEmbeddedDocuments: 5 });
+    provider.received.length = 0;
+    const { other: _dropped, ...withoutOther } = h.settings.embedders;
+    await h.setEmbedders(withoutOther);
+    expect(provider.received).toHaveLength(0);
+    expect(h.extension.vectorStore(h.store, 'other')).toBeUndefined();
+    expect(h.store.main.get('embeddingStats')).toEqual({ numberOfEmbeddings: 3, numberOfEmbeddedDocuments: 3 });
+  });
+
+  it('re-renders the default template when searchable attributes change, embedding only changed texts', async () => {
+    await h.setEmbedders(updateEmbedders({}, { gen: { ...rest().gen, documentTemplate: null } }));
+    await h.add([{ id: '1', title: 'shark', secret: 'x' }, { id: '2', title: 'whale' }]);
+    provider.received.length = 0;
+    const before = h.settings;
+    const after = { ...before, searchableAttributes: ['id', 'title'] };
+    expect(h.extension.needsReindex(before, after)).toBe(true);
+    const changes = (await import('../../src/engine/index/pipeline.js')).fullReindexChanges(h.store);
+    const prepared = await h.extension.prepare(changes, after, h.store);
+    h.store.write(() => {
+      h.store.setSettings(after);
+      h.extension.clear(h.store);
+      h.extension.apply(changes, { store: h.store, settings: after, prepared });
+    });
+    // only document 1 renders differently once `secret` is no longer searchable
+    expect(provider.received.map((r) => r.body.inputs)).toEqual([['id: 1\ntitle: shark\n']]);
+  });
+});

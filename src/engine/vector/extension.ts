@@ -53,6 +53,8 @@ export type VectorStoreFactory = (
 interface EmbedderMeta {
   dimensions: number;
   binaryQuantized: boolean;
+  /** `fingerprint` of the configuration the stored vectors were made with. */
+  fingerprint?: string;
   /** Documents with at least one vector, and vectors in total: for index stats. */
   documents: number;
   vectors: number;
@@ -164,9 +166,13 @@ export class VectorsExtension implements IndexExtension {
         const embedder = embedderFor(config);
         const given = provided.get(name);
         const plans = prepared.plans.get(name)!;
+        const previous = state.docs.get(stateKey(name, change.docid));
         if (given && !given.regenerate) {
           const vectors = given.embeddings ?? [];
-          plans.set(change.docid, { kind: 'set', vectors, state: { hash: null, regenerate: false, count: vectors.length } });
+          const hash = vectorsHash(vectors, config);
+          // the same user vectors again (e.g. a re-index): no graph churn
+          if (previous && !previous.regenerate && previous.hash === hash) plans.set(change.docid, { kind: 'keep' });
+          else plans.set(change.docid, { kind: 'set', vectors, state: { hash, regenerate: false, count: vectors.length } });
           continue;
         }
         if (!embedder.embed) {
@@ -176,12 +182,11 @@ export class VectorsExtension implements IndexExtension {
           continue;
         }
         const text = renderFor(doc, config, settings);
-        const hash = contentHash(text, config, settings);
+        const hash = contentHash(text, config);
         if (given?.embeddings && freshlyProvided(change, name, store)) {
           plans.set(change.docid, { kind: 'set', vectors: given.embeddings, state: { hash, regenerate: true, count: given.embeddings.length } });
           continue;
         }
-        const previous = state.docs.get(stateKey(name, change.docid));
         if (previous && previous.regenerate && previous.hash === hash) {
           plans.set(change.docid, { kind: 'keep' });
           continue;
@@ -235,6 +240,7 @@ export class VectorsExtension implements IndexExtension {
         if (meta) this.clearEmbedder(store, name);
         meta = { dimensions, binaryQuantized, documents: 0, vectors: 0 };
       }
+      meta.fingerprint = fingerprint(config);
       const vectorStore = this.storeFor(store, name, meta);
       const plans = prepared.plans.get(name);
       for (const change of changes) {
@@ -258,18 +264,30 @@ export class VectorsExtension implements IndexExtension {
     this.writeStats(store);
   }
 
+  /**
+   * Before a full re-extraction: drop the vectors of embedders that are gone or whose
+   * configuration changed (read from the settings already written in this transaction). The
+   * vectors of unchanged embedders stay: `prepare` has compared every document's rendered text
+   * with what they were made from, and `apply` only rewrites the documents whose text changed,
+   * so re-indexing for one embedder never calls the providers of the others.
+   */
   clear(store: IndexStore): void {
     const state = this.state(store);
-    for (const { key } of state.meta.getRange()) this.clearEmbedder(store, key);
-    state.docs.clearSync();
+    const embedders = store.settings.embedders;
+    for (const { key, value } of state.meta.getRange()) {
+      const config = embedders[key];
+      if (!config || value.fingerprint === undefined || value.fingerprint !== fingerprint(config)) this.clearEmbedder(store, key);
+    }
     this.writeStats(store);
   }
 
   needsReindex(before: Settings, after: Settings): boolean {
+    for (const name of Object.keys(before.embedders)) if (!(name in after.embedders)) return true;
     for (const [name, config] of Object.entries(after.embedders)) {
       const previous = before.embedders[name];
-      if (!previous) return true;
-      if (fingerprint(previous, before) !== fingerprint(config, after)) return true;
+      if (!previous || fingerprint(previous) !== fingerprint(config)) return true;
+      // the default template shows searchable fields only: their list decides the text
+      if (usesSearchable(config) && JSON.stringify(before.searchableAttributes) !== JSON.stringify(after.searchableAttributes)) return true;
     }
     return false;
   }
@@ -329,17 +347,25 @@ function renderFor(doc: Document, config: EmbedderSettings, settings: Settings):
  * What decides whether stored vectors are still right: everything that changes the vectors a
  * provider returns (not the API key, not `distribution`, which only shifts scores).
  */
-function fingerprint(config: EmbedderSettings, settings: Settings): string {
+function fingerprint(config: EmbedderSettings): string {
   const strip = (c: Record<string, unknown>): Record<string, unknown> => {
     const { apiKey: _k, distribution: _d, headers: _h, ...rest } = c;
     for (const nested of ['searchEmbedder', 'indexingEmbedder'])
       if (rest[nested] && typeof rest[nested] === 'object') rest[nested] = strip(rest[nested] as Record<string, unknown>);
     return rest;
   };
-  const relevant: Record<string, unknown> = strip(config);
-  const template = JSON.stringify(config.documentTemplate ?? (config.indexingEmbedder as Record<string, unknown> | undefined)?.documentTemplate ?? '');
-  if (template.includes('is_searchable') || template === '""') relevant.searchable = settings.searchableAttributes;
-  return stableJson(relevant);
+  return stableJson(strip(config));
+}
+
+function usesSearchable(config: EmbedderSettings): boolean {
+  const template = (config.documentTemplate ?? (config.indexingEmbedder as Record<string, unknown> | undefined)?.documentTemplate) as string | undefined;
+  return template !== undefined && template.includes('is_searchable');
+}
+
+function vectorsHash(vectors: Float32Array[], config: EmbedderSettings): string {
+  const hash = createHash('sha1').update(fingerprint(config)).update('\0');
+  for (const v of vectors) hash.update(Buffer.from(v.buffer, v.byteOffset, v.byteLength)).update('\0');
+  return hash.digest('base64');
 }
 
 /** JSON with object keys sorted at every level, so equal configurations hash equally. */
@@ -353,8 +379,8 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function contentHash(text: string, config: EmbedderSettings, settings: Settings): string {
-  return createHash('sha1').update(fingerprint(config, settings)).update('\0').update(text).digest('base64');
+function contentHash(text: string, config: EmbedderSettings): string {
+  return createHash('sha1').update(fingerprint(config)).update('\0').update(text).digest('base64');
 }
 
 function firstLength(plans: Map<number, Plan>): number | undefined {
