@@ -1,0 +1,137 @@
+/**
+ * Keyword search on ../shared/data/movies.json: our keyword index (LMDB, persisted, written
+ * through the document pipeline with only the keyword extension) against MiniSearch, FlexSearch
+ * and Orama (in memory), on the same documents and fields (title, cast, genres, extract).
+ * Each peer runs in its own process so its peak RSS is its own. Reported per peer: indexing
+ * docs/s, peak RSS, search p50/p99 over a fixed query set with typos (one edit in most queries,
+ * prefix on the last word), and our figures as ratios to each peer.
+ *
+ *   BENCH_DOCS=10000 node bench/keyword.bench.js     a smaller slice
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DATA = '../shared/data/movies.json';
+const DIST = process.env.BENCH_DIST ?? '../dist';
+const FIELDS = ['title', 'cast', 'genres', 'extract'];
+const QUERY_COUNT = 300;
+
+function loadDocs() {
+  const docs = JSON.parse(readFileSync(DATA, 'utf8'));
+  const n = Number(process.env.BENCH_DOCS ?? docs.length);
+  return docs.slice(0, n);
+}
+
+/** Deterministic queries from titles: 1-3 words, one typo (swap, drop or change a letter) in 2 of 3. */
+function makeQueries(docs) {
+  let seed = 42;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const out = [];
+  while (out.length < QUERY_COUNT) {
+    const words = String(docs[Math.floor(rnd() * docs.length)].title).toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);
+    if (words.length === 0) continue;
+    const k = 1 + Math.floor(rnd() * Math.min(3, words.length));
+    const picked = words.slice(0, k);
+    const i = picked.findIndex((w) => w.length >= 5);
+    if (i >= 0 && rnd() < 0.67) {
+      const w = picked[i];
+      const p = 1 + Math.floor(rnd() * (w.length - 2));
+      const kind = Math.floor(rnd() * 3);
+      picked[i] = kind === 0 ? w.slice(0, p) + w[p + 1] + w[p] + w.slice(p + 2) : kind === 1 ? w.slice(0, p) + w.slice(p + 1) : w.slice(0, p) + 'x' + w.slice(p + 1);
+    }
+    out.push(picked.join(' '));
+  }
+  return out;
+}
+
+const text = (doc, field) => (Array.isArray(doc[field]) ? doc[field].join(' ') : (doc[field] ?? ''));
+
+const peers = {
+  async engine(docs) {
+    const { Index } = await import(`${DIST}/src/engine/index/index.js`);
+    const { ChangeSet } = await import(`${DIST}/src/engine/index/pipeline.js`);
+    const { keywordExtension, search } = await import(`${DIST}/src/engine/search/index.js`);
+    const { defaultSettings } = await import(`${DIST}/src/engine/settings/types.js`);
+    const dir = mkdtempSync(join(tmpdir(), 'bench-keyword-'));
+    const index = new Index('movies', 'movies', dir, [keywordExtension], {});
+    index.store.write(() => index.store.setSettings({ ...defaultSettings(), searchableAttributes: FIELDS }));
+    const start = performance.now();
+    for (let i = 0; i < docs.length; i += 10_000) {
+      const cs = new ChangeSet(index.store);
+      cs.addDocuments(docs.slice(i, i + 10_000), 'replace', 'id');
+      index.store.write(() => cs.commit([keywordExtension], index.settings, new Map()));
+    }
+    const ms = performance.now() - start;
+    return { ms, query: (q) => search(index, { q, limit: 10 }).hits.length, close: async () => { await index.close(); rmSync(dir, { recursive: true, force: true }); } };
+  },
+  async minisearch(docs) {
+    const { default: MiniSearch } = await import('minisearch');
+    const start = performance.now();
+    const index = new MiniSearch({ fields: FIELDS, storeFields: ['title'], extractField: text });
+    index.addAll(docs);
+    const ms = performance.now() - start;
+    return { ms, query: (q) => index.search(q, { fuzzy: 0.2, prefix: true }).slice(0, 10).length };
+  },
+  async flexsearch(docs) {
+    const { default: FlexSearch } = await import('flexsearch');
+    const start = performance.now();
+    const index = new FlexSearch.Document({ document: { id: 'id', index: FIELDS }, tokenize: 'forward' });
+    for (const d of docs) index.add({ id: d.id, ...Object.fromEntries(FIELDS.map((f) => [f, text(d, f)])) });
+    const ms = performance.now() - start;
+    return { ms, query: (q) => index.search(q, { limit: 10, suggest: true }).length };
+  },
+  async orama(docs) {
+    const { create, insertMultiple, search } = await import('@orama/orama');
+    const start = performance.now();
+    const db = create({ schema: { title: 'string', cast: 'string', genres: 'string', extract: 'string' } });
+    await insertMultiple(db, docs.map((d) => ({ id: String(d.id), ...Object.fromEntries(FIELDS.map((f) => [f, text(d, f)])) })), 1000);
+    const ms = performance.now() - start;
+    return { ms, query: (q) => search(db, { term: q, tolerance: 1, limit: 10 }).hits.length };
+  },
+};
+
+async function child(peer) {
+  const docs = loadDocs();
+  const queries = makeQueries(docs);
+  const p = await peers[peer](docs);
+  for (const q of queries.slice(0, 30)) await p.query(q); // warm-up
+  const times = [];
+  let hits = 0;
+  for (const q of queries) {
+    const s = performance.now();
+    hits += await p.query(q);
+    times.push(performance.now() - s);
+  }
+  times.sort((a, b) => a - b);
+  const pct = (x) => times[Math.min(times.length - 1, Math.floor(x * times.length))];
+  const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+  await p.close?.();
+  process.stdout.write(JSON.stringify({ docs: docs.length, docsPerSec: docs.length / (p.ms / 1000), p50: pct(0.5), p99: pct(0.99), peakRssMiB, hits }));
+}
+
+function main() {
+  const results = {};
+  for (const peer of Object.keys(peers)) {
+    const out = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--peer', peer], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (out.status !== 0) throw new Error(`${peer} failed:\n${out.stderr}`);
+    results[peer] = JSON.parse(out.stdout);
+  }
+  const f = (n, d = 2) => n.toFixed(d);
+  console.log(`keyword search, ${results.engine.docs} movies, ${QUERY_COUNT} queries with typos (${new Date().toISOString().slice(0, 10)})`);
+  console.log('peer        docs/s    peak RSS MiB   p50 ms   p99 ms   hits');
+  for (const [peer, r] of Object.entries(results)) {
+    console.log(`${peer.padEnd(10)} ${f(r.docsPerSec, 0).padStart(8)} ${f(r.peakRssMiB, 0).padStart(12)} ${f(r.p50, 3).padStart(8)} ${f(r.p99, 3).padStart(8)} ${String(r.hits).padStart(6)}`);
+  }
+  const us = results.engine;
+  for (const [peer, r] of Object.entries(results)) {
+    if (peer === 'engine') continue;
+    console.log(`engine / ${peer}: indexing ${f(us.docsPerSec / r.docsPerSec)}x, peak RSS ${f(us.peakRssMiB / r.peakRssMiB)}x, p50 ${f(us.p50 / r.p50)}x, p99 ${f(us.p99 / r.p99)}x`);
+  }
+}
+
+const i = process.argv.indexOf('--peer');
+if (i >= 0) await child(process.argv[i + 1]);
+else main();
