@@ -7,7 +7,7 @@ import { AuthEnv } from '../../src/engine/auth/auth-env.js';
 import { Engine } from '../../src/engine/engine.js';
 import { importDump } from '../../src/engine/ops/dump/import.js';
 import { Ops } from '../../src/engine/ops/service.js';
-import { KEY, WEBHOOK, allDocuments, movies, populate } from './helpers/fixture.js';
+import { KEY, WEBHOOK, allDocuments, movies, populate, searches } from './helpers/fixture.js';
 
 let root: string;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ describe('dump round trip through a fresh instance', () => {
     const engine = await Engine.open({ dbPath: source, logLevel: 'off' });
     const auth = AuthEnv.open(source);
     const ops = Ops.install(engine, { dumpDir: join(root, 'dumps'), auth });
-    await populate(engine, auth);
+    await populate(engine, auth, 800);
 
     // one document task left enqueued in the dump: it must come back enqueued, with its payload
     await engine.scheduler.stop();
@@ -31,6 +31,7 @@ describe('dump round trip through a fresh instance', () => {
     const dumpTask = await ops.createDump();
     // the state the dump captures (the dump task changes nothing)
     const expected = {
+      searches: await searches(engine),
       films: allDocuments(engine, 'films'),
       books: allDocuments(engine, 'books'),
       settings: { films: engine.getSettings('films'), books: engine.getSettings('books') },
@@ -67,9 +68,14 @@ describe('dump round trip through a fresh instance', () => {
       const films = allDocuments(copy, 'films');
       expect(films.length).toBe(expected.films.length);
       films.forEach((doc, i) => expect(doc).toStrictEqual(expected.films[i]));
-      expect(films.find((d) => d.id === movies[0]!.id)).toMatchObject({ year: 1901, _vectors: { glove: expect.any(Array) } });
+      expect(films.find((d) => d.id === movies[0]!.id)).toMatchObject({ year: 1901, _vectors: { glove: { embeddings: [expect.any(Array)], regenerate: false } } });
       expect(allDocuments(copy, 'books')).toStrictEqual(expected.books);
       expect({ films: copy.getSettings('films'), books: copy.getSettings('books') }).toStrictEqual(expected.settings);
+      // same search results: keyword, filtered and sorted, vector
+      const results = await searches(copy);
+      expect((results[0] as { hits: unknown[] }).hits.length).toBeGreaterThan(0);
+      expect((results[2] as { hits: unknown[] }).hits.length).toBe(10);
+      expect(results).toStrictEqual(expected.searches);
       expect(copy.indexStats('films').fieldDistribution).toEqual(expected.distribution);
       expect(copyAuth.keys.get(KEY.uid)).toEqual(KEY);
       expect(copyAuth.webhooks.get(WEBHOOK.uuid)).toEqual({ url: WEBHOOK.url, headers: WEBHOOK.headers });

@@ -52,8 +52,11 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
     try {
       // a write registered during the upgrade waits for it
       const write = await engine.addDocuments('books', [{ isbn13: 1234567890123, title: 'After the upgrade' }]);
-      // reads answer while the upgrade runs
+      // reads and searches answer while the upgrade runs
       expect(engine.getDocuments('books', { limit: 3 }).results).toHaveLength(3);
+      const during = await engine.search('books', { q: 'harry potter', limit: 5 });
+      expect(during.hits.length).toBeGreaterThan(0);
+      expect(engine.getTask(upgradeUid).status).not.toBe('succeeded');
       expect(engine.getTasks({ types: ['upgradeDatabase'] }).results.map((t) => t.uid)).toEqual([upgradeUid]);
       const upgraded = await engine.waitForTask(upgradeUid, { timeoutMs: 60_000 });
       expect(upgraded).toMatchObject({ status: 'succeeded', type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.0.0' } });
@@ -68,6 +71,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect(engine.indexStats('books').fieldDistribution).toEqual(distributionOf(all));
       expect(engine.indexStats('restaurants').numberOfDocuments).toBe(200);
       expect(checkDatabaseVersion(db)).toEqual({ kind: 'current', version: '1.0.0' });
+      expect((await engine.search('books', { q: 'harry potter', limit: 5 })).hits).toEqual(during.hits);
     } finally {
       await ops.close();
       await engine.close();

@@ -39,7 +39,12 @@ export async function populate(engine: Engine, auth: AuthEnv, filmCount = 1500):
   const vectors = gloveVectors(filmCount, 8);
   const films = movies.slice(0, filmCount).map((m, i) => ({ ...m, _vectors: { glove: vectors[i]! } }));
   const tasks = [
-    await engine.updateSettings('films', { searchableAttributes: ['title', 'extract', 'cast'], filterableAttributes: ['year', 'genres'], sortableAttributes: ['year'] } as never),
+    await engine.updateSettings('films', {
+      searchableAttributes: ['title', 'extract', 'cast'],
+      filterableAttributes: ['year', 'genres'],
+      sortableAttributes: ['year'],
+      embedders: { glove: { source: 'userProvided', dimensions: 8 } },
+    } as never),
     await engine.addDocuments('films', films),
     await engine.addDocuments('films', [{ id: movies[0]!.id, year: 1901 }], { method: 'update' }),
     await engine.deleteDocuments('films', [String(movies[1]!.id)]),
@@ -58,4 +63,19 @@ export function allDocuments(engine: Engine, uid: string): Document[] {
   const pk = engine.getIndex(uid).primaryKey!;
   const docs = engine.getDocuments(uid, { limit: total + 1, retrieveVectors: true }).results;
   return docs.sort((a, b) => String(a[pk]).localeCompare(String(b[pk])));
+}
+
+/** The same searches on any engine: keyword with filter and sort, and a vector query. */
+export async function searches(engine: Engine): Promise<unknown[]> {
+  const query = gloveVectors(3, 8)[2]!;
+  return [
+    await engine.search('films', { q: 'love story', limit: 20 }),
+    await engine.search('films', { q: 'war', filter: 'year > 1950', sort: ['year:desc'], limit: 10 }),
+    await engine.search('films', { vector: query, hybrid: { embedder: 'glove', semanticRatio: 1 }, limit: 10 }),
+    await engine.search('books', { q: 'harry', limit: 10 }),
+  ].map((r) => {
+    const { processingTimeMs, ...rest } = r as unknown as Record<string, unknown>;
+    void processingTimeMs;
+    return rest;
+  });
 }
