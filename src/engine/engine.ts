@@ -22,6 +22,8 @@ import { originalFilterString, serializeTaskFilter, type TaskPayload } from './t
 import type { OperationProcessor } from './tasks/processing.js';
 import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
 import { TaskStore, type TaskRecord } from './tasks/store.js';
+import { facetSearchRequest } from './search/facets/facet-search-request.js';
+import type { FacetSearchResult } from './search/facets/facet-search.js';
 import { publicTask, summarizedTask } from './tasks/view.js';
 import type {
   Batch,
@@ -307,6 +309,11 @@ export class Engine {
   /** `POST /indexes/:uid/search`: keyword, vector or hybrid search depending on the body. */
   async search(uid: string, body: unknown): Promise<HybridSearchResponse> {
     return searchWithVectors(this.indexes.get(uid), body);
+  }
+
+  /** `POST /indexes/:uid/facet-search`: values of one facet among the documents matching `q` and `filter`. */
+  async facetSearch(uid: string, body: unknown): Promise<FacetSearchResult> {
+    return facetSearchRequest(this.indexes.get(uid), body);
   }
 
   /** `POST /indexes/:uid/similar`: documents near a given document's embedding. */

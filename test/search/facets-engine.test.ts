@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import { computeFacets } from '../../src/engine/search/facets/distribution.js';
+import { facetSearchRequest } from '../../src/engine/search/facets/facet-search-request.js';
 import { sortDocids } from '../../src/engine/search/sort/buckets.js';
 import { parseSort } from '../../src/engine/search/sort/parse.js';
 import { movies, worldCities } from './helpers.js';
@@ -62,6 +63,27 @@ describe('facets and geo through the engine', () => {
     expect(res.hits.map((h) => h.year)).toEqual(want.map((m) => m.year as number).sort((a, b) => b - a).slice(0, 5));
     expect(res.facetDistribution.genres!.Western).toBe(want.filter((m) => (m.genres as string[]).includes('Western')).length);
     expect(res.facetStats.year).toEqual({ min: Math.min(...want.map((m) => m.year as number)), max: Math.max(...want.map((m) => m.year as number)) });
+  });
+
+  it('answers a whole facet-search request (filter and q restrict the counts)', () => {
+    const index = engine.indexes.get('movies');
+    const res = facetSearchRequest(index, { facetName: 'genres', facetQuery: 'com', filter: 'year < 1910' });
+    const want = movies().slice(0, 5000).filter((m) => (m.year as number) < 1910 && (m.genres as string[]).includes('Comedy')).length;
+    expect(res.facetHits).toEqual([{ value: 'Comedy', count: want }]);
+    expect(res.facetQuery).toBe('com');
+    const withQ = facetSearchRequest(index, { facetName: 'genres', q: 'robbery' });
+    const all = facetSearchRequest(index, { facetName: 'genres' });
+    expect(withQ.facetHits.length).toBeGreaterThan(0);
+    expect(withQ.facetHits.reduce((n, h) => n + h.count, 0)).toBeLessThan(all.facetHits.reduce((n, h) => n + h.count, 0));
+    expect(() => facetSearchRequest(index, { facetName: 'genres', sort: ['year:asc'] })).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    expect(() => facetSearchRequest(index, { facetName: 'cast' })).toThrow(expect.objectContaining({ code: 'invalid_facet_search_facet_name' }));
+  });
+
+  it('serves POST /indexes/:uid/facet-search through Engine.facetSearch', async () => {
+    const res = await engine.facetSearch('movies', { facetName: 'genres', facetQuery: 'docu' });
+    const want = movies().slice(0, 5000).filter((m) => (m.genres as string[]).includes('Documentary')).length;
+    expect(res.facetHits).toEqual([{ value: 'Documentary', count: want }]);
+    expect(typeof res.processingTimeMs).toBe('number');
   });
 
   it('deletes by filter and keeps facets exact', async () => {

@@ -122,9 +122,8 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** Answer a facet search; `candidates` are the documents matching the request's `q` and `filter`. */
-export function facetSearch(store: IndexStore, settings: Settings, request: FacetSearchRequest, candidates: Bitmap): FacetSearchResult {
-  const started = performance.now();
+/** Check `facetName` and `facetQuery`; returns the facet field and the query (null when absent). */
+export function validateFacetSearch(settings: Settings, request: FacetSearchRequest): { field: string; facetQuery: string | null } {
   const field = validateFacetName(settings, request.facetName);
   if (request.facetQuery !== undefined && request.facetQuery !== null && typeof request.facetQuery !== 'string') {
     throw new SearchError(
@@ -132,7 +131,13 @@ export function facetSearch(store: IndexStore, settings: Settings, request: Face
       `Invalid value type at \`.facetQuery\`: expected a string, but found ${describe(request.facetQuery)}: \`${JSON.stringify(request.facetQuery)}\``,
     );
   }
-  const facetQuery = (request.facetQuery as string | null | undefined) ?? null;
+  return { field, facetQuery: (request.facetQuery as string | null | undefined) ?? null };
+}
+
+/** Answer a facet search; `candidates` are the documents matching the request's `q` and `filter`. */
+export function facetSearch(store: IndexStore, settings: Settings, request: FacetSearchRequest, candidates: Bitmap): FacetSearchResult {
+  const started = performance.now();
+  const { field, facetQuery } = validateFacetSearch(settings, request);
   const query = foldForMatch(facetQuery ?? '');
   const typos = allowedTypos(query, settings);
   const max = settings.faceting?.maxValuesPerFacet ?? 100;
