@@ -299,10 +299,12 @@ async function streamDocuments(
 
   try {
     for await (const page of source.scroll(collection, { start: cp.nextOffset, pageSize: o.pageSize, withVector: plan.withVector })) {
+      // targets that take objects get a size estimate from the page text instead of a serialisation
+      const estimate = page.points.length > 0 ? Math.ceil(page.length / page.points.length) : 0;
       for (const p of page.points) {
         const doc = mapper.map(p);
-        const line = JSON.stringify(doc);
-        const size = Buffer.byteLength(line) + 1;
+        const line = target.wantsNdjson ? JSON.stringify(doc) : '';
+        const size = target.wantsNdjson ? Buffer.byteLength(line) + 1 : estimate;
         if (docs.length > 0 && (docs.length >= o.batchSize || bytes + size > o.batchBytes)) await flush();
         docs.push(doc);
         if (target.wantsNdjson) lines.push(line);

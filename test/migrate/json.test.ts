@@ -15,6 +15,12 @@ describe('lossless JSON', () => {
     expect(v.arr).toEqual([-9223372036854775808n, 1.5]);
   });
 
+  it('finds big integers in pretty-printed JSON too', () => {
+    const v = parseLossless('{\n  "id": 18446744073709551615,\n  "v": [ 0.1234567890123456789 ]\n}') as Record<string, unknown>;
+    expect(v.id).toBe(18446744073709551615n);
+    expect(v.v).toEqual([0.1234567890123456789]);
+  });
+
   it('ignores digits inside strings, including escaped quotes', () => {
     const v = parseLossless('{"a":"x\\",12345678901234567890,","b":[1,12345678901234567890]}') as Record<string, unknown>;
     expect(v.a).toBe('x",12345678901234567890,');

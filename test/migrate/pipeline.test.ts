@@ -76,6 +76,16 @@ describe('migrate pipeline into the embedded engine', () => {
     });
   });
 
+  it('caps batches by bytes as well as by count', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('cities', { batchSize: 1000, pageSize: 100, batchBytes: 64 * 1024 }), target);
+      const c = r.collections[0]!;
+      expect(c.verification?.passed).toBe(true);
+      // about 0.5 KB per point: 500 points do not fit in one 64 KB batch
+      expect(c.counts.batches).toBeGreaterThanOrEqual(4);
+    });
+  });
+
   it('movies: named vectors of different sizes, points lacking one, distance warnings', async () => {
     await withTarget(async (target) => {
       const r = await migrateQdrant(options('movies'), target);

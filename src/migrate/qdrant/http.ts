@@ -19,6 +19,8 @@ export interface QdrantHttpOptions {
 
 export class QdrantHttp {
   readonly baseUrl: string;
+  /** Size of the last successful response body, in UTF-16 units (a cheap size estimate for batching). */
+  lastResponseLength = 0;
   private readonly policy: RetryPolicy;
 
   constructor(private readonly o: QdrantHttpOptions) {
@@ -55,6 +57,7 @@ export class QdrantHttp {
       }
       const text = await res.text();
       if (res.ok) {
+        this.lastResponseLength = text.length;
         const envelope = parseLossless(text) as { result: T };
         return envelope.result;
       }

@@ -9,8 +9,12 @@
  */
 
 const TAG = '\u0000bigint:';
-/** A big integer literal in value position: after `:`, `,` or `[`, 16+ digits, then a delimiter. */
-const CANDIDATE = /[:,[]\s*-?\d{16,}\s*[,}\]]/;
+/**
+ * A possible big integer literal: 16 digits right after `:`, `,` or `[` (fractions such as
+ * `0.1234567890123456` never match: a `.` follows their first digit). Strings may match too;
+ * the exact scan below sorts that out.
+ */
+const CANDIDATE = /[:,[]\s*-?\d{16}/;
 
 export function parseLossless(text: string): unknown {
   if (!CANDIDATE.test(text)) return JSON.parse(text);

@@ -20,6 +20,8 @@ export interface ScrollPage {
   points: QdrantPoint[];
   /** Qdrant's `next_page_offset`, as a string; null after the last page. */
   next: string | null;
+  /** Length of the page's JSON text: lets callers estimate sizes without serialising again. */
+  length: number;
 }
 
 export interface ScrollOptions {
@@ -108,7 +110,7 @@ export class QdrantSource {
         return { id, idKind: kind, payload: p.payload ?? null, vector: p.vector ?? null };
       });
       const next = r.next_page_offset === null || r.next_page_offset === undefined ? null : idToString(r.next_page_offset).id;
-      yield { offset, points, next };
+      yield { offset, points, next, length: this.http.lastResponseLength };
       if (next === null) return;
       if (next === offset) throw new MigrationError('http', `Qdrant returned the same next_page_offset twice (${next}); stopping to avoid a loop`);
       offset = next;
