@@ -8,6 +8,8 @@ import Fastify from 'fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { loggableUrl } from '../engine/auth/redact.js';
 import type { HttpEngine } from './engine-port.js';
+import { decodeBody } from './body-encoding.js';
+import { installCors } from './cors.js';
 import { notFound, sendError, toResponseError } from './error-mapping.js';
 import { parseQueryString } from './query-params.js';
 import { routeAccess } from './route.js';
@@ -83,9 +85,18 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, decodeBody(request.headers['content-encoding'], body as Buffer, payloadLimit));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.setErrorHandler((error, request, reply) => sendError(toResponseError(error, payloadLimit), request, reply));
   app.setNotFoundHandler((request, reply) => sendError(notFound(), request, reply));
+
+  // Before the guard, so that refused requests carry the CORS header too.
+  installCors(app);
 
   const guard = options.guard;
   if (guard) {

@@ -2,6 +2,7 @@
  * Bad input through real HTTP: each case answers the reference's code and status with a
  * well-formed error body, and nothing is written (the task list and the data are unchanged).
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectErrorShape, startHarness, type Harness, type RequestOptions } from './harness.js';
 
@@ -109,6 +110,33 @@ describe('bad input gets the exact code and status, and writes nothing', () => {
     expect(reply.status).toBe(413);
     expectErrorShape(reply.body, 'payload_too_large');
     expect(reply.body.message).toBe('The provided payload reached the size limit. The maximum accepted payload size is 1 KiB.');
+    expect((await small.request('GET', '/tasks')).body.total).toBe(0);
+  });
+
+  test('a compressed body that expands past the limit is refused with 413; unknown encodings with 400', async () => {
+    const bomb = gzipSync(Buffer.from(JSON.stringify([{ id: 1, text: ' '.repeat(100_000) }])));
+    expect(bomb.length).toBeLessThan(1024);
+    const reply = await small.request('POST', '/indexes/big/documents', {
+      raw: bomb,
+      contentType: 'application/json',
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(reply.status).toBe(413);
+    expectErrorShape(reply.body, 'payload_too_large');
+    const unknown = await h.request('POST', '/indexes/films/documents', {
+      raw: '[{"id":3}]',
+      contentType: 'application/json',
+      headers: { 'content-encoding': 'zstd-ish' },
+    });
+    expect(unknown.status).toBe(400);
+    expectErrorShape(unknown.body, 'bad_request');
+    const corrupt = await h.request('POST', '/indexes/films/documents', {
+      raw: 'definitely not gzip',
+      contentType: 'application/json',
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(corrupt.status).toBe(400);
+    expectErrorShape(corrupt.body, 'bad_request');
     expect((await small.request('GET', '/tasks')).body.total).toBe(0);
   });
 

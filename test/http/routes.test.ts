@@ -1,4 +1,5 @@
 /** Every built-in route through real HTTP: status codes and response shapes of the reference. */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startHarness, type Harness } from './harness.js';
 
@@ -164,6 +165,32 @@ describe('documents', () => {
     expect((await h.request('GET', '/indexes/del/documents')).body.total).toBe(3);
     expect((await accepted('DELETE', '/indexes/del/documents')).details).toMatchObject({ deletedDocuments: 3 });
     expect((await h.request('GET', '/indexes/del/documents')).body.total).toBe(0);
+  });
+});
+
+describe('transport', () => {
+  test('a gzip-compressed document payload is decoded', async () => {
+    const reply = await h.request('POST', '/indexes/zipped/documents', {
+      raw: gzipSync(JSON.stringify([{ id: 1, title: 'compressed' }])),
+      contentType: 'application/json',
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(reply.status, reply.text).toBe(202);
+    expect((await h.wait(reply.body.taskUid)).status).toBe('succeeded');
+    expect((await h.request('GET', '/indexes/zipped/documents/1')).body).toEqual({ id: 1, title: 'compressed' });
+  });
+
+  test('CORS: preflights are answered and every response, errors included, allows any origin', async () => {
+    const preflight = await h.request('OPTIONS', '/indexes/movies/search', {
+      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization, content-type');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    const error = await h.request('GET', '/indexes/nothing-here', { headers: { origin: 'http://app.example' } });
+    expect(error.status).toBe(404);
+    expect(error.headers.get('access-control-allow-origin')).toBe('*');
   });
 });
 
