@@ -129,3 +129,13 @@ describe('redactEmbedders', () => {
     expect(settings.o!.apiKey).toBe('sk-abcdefghijklmnop');
   });
 });
+
+describe('REST templates', () => {
+  it('requires request and response to agree on batching', () => {
+    const rest = { source: 'rest', url: 'http://localhost:1/x' };
+    expect(() => updateEmbedders({}, { r: { ...rest, request: { in: ['{{text}}', '{{..}}'] }, response: { out: ['{{embedding}}', '{{..}}'] } } })).not.toThrow();
+    expect(failure(() => updateEmbedders({}, { r: { ...rest, request: { in: ['{{text}}', '{{..}}'] }, response: { out: '{{embedding}}' } } })).message).toMatch(
+      /must both repeat/,
+    );
+  });
+});

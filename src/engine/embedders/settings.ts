@@ -179,6 +179,11 @@ function checkFieldsForSource(path: string, source: EmbedderSource, settings: Re
       fail(`\`${path}.request\`: template must contain exactly one \`"{{text}}"\` placeholder`);
     if (settings.response !== undefined && settings.response !== null && countPlaceholder(settings.response, '{{embedding}}') !== 1)
       fail(`\`${path}.response\`: template must contain exactly one \`"{{embedding}}"\` placeholder`);
+    const batched = (t: unknown) => countPlaceholder(t, '{{..}}') > 0;
+    if (settings.request != null && settings.response != null && batched(settings.request) !== batched(settings.response))
+      fail(
+        `\`${path}\`: \`request\` and \`response\` must both repeat with \`"{{..}}"\` (one embedding per text of a batch) or both not repeat (one text per request)`,
+      );
   }
 }
 
