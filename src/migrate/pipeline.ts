@@ -176,10 +176,9 @@ async function migrateCollection(o: MigrateOptions, source: QdrantSource, target
   for (const [k, v] of Object.entries(cp.norms)) mapper.norms.set(k, { ...v });
   const sample = new IdSample(o.verifySample);
   const before = cp.counts.points;
-  o.onEvent?.({ type: 'collection', collection, index: finalIndex, total, resumedAt: before });
-
   if (!cp.done) {
     o.onEvent?.({ type: 'phase', collection, phase: 'documents' });
+    o.onEvent?.({ type: 'collection', collection, index: finalIndex, total, resumedAt: before });
     await streamDocuments(o, source, target, collection, writeIndex, plan, mapper, sample, cp, cpPath, total, result);
   }
   result.counts.migratedThisRun = cp.counts.points - before;

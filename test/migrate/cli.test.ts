@@ -80,6 +80,18 @@ describe('search migrate qdrant (built CLI)', () => {
     await searchesMatchQdrantData(join(cwd, 'db'));
   });
 
+  it('shows listr2 steps and a progress bar with points/s and ETA on a terminal', async () => {
+    const cwd = tmp();
+    const cmd = ['node', join(process.cwd(), 'bin/run.js'), 'migrate', 'qdrant', '--qdrant-url', qdrant.url, '--collection', 'edge', '--db-path', 'db', '--batch-size', '10', '--page-size', '5'];
+    // `script` runs the command in a pseudo-terminal, as a person would
+    const r = await execa('script', ['-qec', cmd.join(' '), '/dev/null'], { reject: false, cwd, env: { QDRANT_API_KEY: 'qkey' } });
+    expect(r.exitCode).toBe(0);
+    const out = r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    for (const step of ['Read collection config', 'Create the index and apply settings', 'Copy points', 'Verify count and sampled documents']) expect(out).toContain(step);
+    expect(out).toMatch(/100% \| 30\/30 points \| \d+ points\/s \| ETA 0s/);
+    expect(out).toMatch(/verification: passed/);
+  });
+
   it('prints the plan on --dry-run and writes nothing', async () => {
     const cwd = tmp();
     const r = await cli(['--collection', 'edge', '--dry-run'], cwd);
