@@ -67,7 +67,7 @@ export class Graph {
     this.M0 = params.M * 2;
     this.efConstruction = params.efConstruction;
     this.mult = 1 / Math.log(params.M);
-    this.kernels = new Kernels(stride);
+    this.kernels = new Kernels(stride, this.M0);
     this.kernel = metric === 'l2' ? this.kernels.l2i8 : metric === 'dot' ? this.kernels.doti8 : this.kernels.hamming;
     this.negate = metric === 'dot';
     this.ensure(1024);
@@ -78,19 +78,13 @@ export class Graph {
   ensure(slots: number): void {
     if (slots <= this.cap) return;
     const cap = Math.max(slots, Math.ceil(this.cap * 1.5), 1024);
-    const levels = new Int8Array(cap).fill(ABSENT);
-    levels.set(this.levels);
-    const l0 = new Uint32Array(cap * this.M0);
-    l0.set(this.l0);
-    const l0n = new Uint8Array(cap);
-    l0n.set(this.l0n);
-    const visited = new Uint32Array(cap);
-    this.levels = levels;
-    this.l0 = l0;
-    this.l0n = l0n;
-    this.visited = visited;
+    const layout = this.kernels.resize(cap);
+    const buf = this.kernels.bytes.buffer as ArrayBuffer;
+    this.levels = new Int8Array(buf, layout.levels, cap);
+    this.l0 = new Uint32Array(buf, layout.l0, cap * this.M0);
+    this.l0n = new Uint8Array(buf, layout.l0n, cap);
+    this.visited = new Uint32Array(buf, layout.visited, cap);
     this.epoch = 0;
-    this.kernels.ensureSlots(cap);
     this.cap = cap;
   }
 
@@ -221,24 +215,16 @@ export class Graph {
     if (!mask || mask[ep]) res.push(-epDist, ep);
     const ids = this.kernels.ids;
     const M0 = this.M0;
-    const l0 = this.l0;
-    const l0n = this.l0n;
     const levels = this.levels;
+    const gather = this.kernels.gather;
+    const lay = this.kernels.layout;
     while (cand.size > 0) {
       const cd = cand.topKey;
       if (res.size >= ef && cd > -res.topKey) break;
       const c = cand.pop();
       let n = 0;
       if (level === 0) {
-        const base = c * M0;
-        const end = base + l0n[c]!;
-        for (let i = base; i < end; i++) {
-          const nb = l0[i]!;
-          if (visited[nb] !== epoch && levels[nb] !== ABSENT) {
-            visited[nb] = epoch;
-            ids[n++] = nb;
-          }
-        }
+        n = gather(lay.l0, lay.l0n, lay.levels, lay.visited, M0, c, epoch, IDS_PTR);
       } else {
         const list = this.links(c, level);
         for (let i = 0; i < list.length; i++) {

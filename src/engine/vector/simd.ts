@@ -12,6 +12,8 @@
  *   [IDS_PTR, +BATCH*4)         slot numbers of a batch (u32)
  *   [OUT_PTR, +BATCH*4)         distances of a batch (i32)
  *   [CODES_PTR, ...)            code of slot s at CODES_PTR + s * stride (stride multiple of 16)
+ *   then, sized by the slot capacity: layer-0 neighbour lists (M0 u32 per slot), their counts
+ *   (u8), node levels (i8, -1 = absent) and the visited marks of a search (u32 epoch).
  */
 
 export const QUERY_PTR = 0;
@@ -59,6 +61,12 @@ const op = {
   set: (i: number) => [0x21, i],
   tee: (i: number) => [0x22, i],
   i32Load: [0x28, 2, 0],
+  i32Load8U: [0x2d, 0, 0],
+  i32Load8S: [0x2c, 0, 0],
+  i32Ne: [0x47],
+  i32And: [0x71],
+  i32MinusOne: [0x41, 0x7f],
+  if: [0x04, 0x40],
   i32Store: [0x36, 2, 0],
   i32Const: (n: number) => [0x41, n], // small non-negative constants only (< 64)
   i32Add: [0x6a],
@@ -140,17 +148,53 @@ const hammingChunk = [
   ...op.i16x8ExtaddPairwiseI8x16U, ...op.i32x4ExtaddPairwiseI16x8U, ...accumulate,
 ];
 
+/**
+ * gather(l0, l0n, levels, visited, M0, node, epoch, ids) -> n: copy the layer-0 neighbours of
+ * `node` that this search has not visited and that are present into `ids`, marking them visited.
+ */
+function gatherKernel(): number[] {
+  const G = { l0: 0, l0n: 1, lev: 2, vis: 3, m0: 4, node: 5, epoch: 6, ids: 7, p: 8, end: 9, nb: 10, n: 11 };
+  const visAddr = [...op.get(G.vis), ...op.get(G.nb), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add];
+  const body = [
+    ...op.get(G.l0), ...op.get(G.node), ...op.get(G.m0), ...op.i32Mul, ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.set(G.p),
+    ...op.get(G.p), ...op.get(G.l0n), ...op.get(G.node), ...op.i32Add, ...op.i32Load8U, ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.set(G.end),
+    ...op.block,
+    ...op.loop,
+    ...op.get(G.p), ...op.get(G.end), ...op.i32GeU, ...op.brIf(1),
+    ...op.get(G.p), ...op.i32Load, ...op.set(G.nb),
+    ...visAddr, ...op.i32Load, ...op.get(G.epoch), ...op.i32Ne,
+    ...op.get(G.lev), ...op.get(G.nb), ...op.i32Add, ...op.i32Load8S, ...op.i32MinusOne, ...op.i32Ne,
+    ...op.i32And,
+    ...op.if,
+    ...visAddr, ...op.get(G.epoch), ...op.i32Store,
+    ...op.get(G.ids), ...op.get(G.n), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.get(G.nb), ...op.i32Store,
+    ...op.get(G.n), ...op.i32Const(1), ...op.i32Add, ...op.set(G.n),
+    ...op.end,
+    ...op.get(G.p), ...op.i32Const(4), ...op.i32Add, ...op.set(G.p),
+    ...op.br(0),
+    ...op.end,
+    ...op.end,
+    ...op.get(G.n),
+    ...op.end,
+  ];
+  const fn = [...vec([[4, I32]]), ...body];
+  return [...uleb(fn.length), ...fn];
+}
+
 function assemble(): Uint8Array {
   const kernels = [
     ['l2i8', l2Chunk],
     ['doti8', dotChunk],
     ['hamming', hammingChunk],
   ] as const;
-  const type = section(1, vec([[0x60, ...vec(new Array(6).fill([I32])), 0]]));
+  const type = section(1, vec([
+    [0x60, ...vec(new Array(6).fill([I32])), 0],
+    [0x60, ...vec(new Array(8).fill([I32])), 1, I32],
+  ]));
   const imports = section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x00, 1]]));
-  const funcs = section(3, vec(kernels.map(() => [0])));
-  const exports = section(7, vec(kernels.map(([name], i) => [...str(name), 0x00, i])));
-  const code = section(10, [...uleb(kernels.length), ...kernels.flatMap(([, chunk]) => batchKernel([...chunk]))]);
+  const funcs = section(3, vec([...kernels.map(() => [0]), [1]]));
+  const exports = section(7, vec([...kernels.map(([name], i) => [...str(name), 0x00, i]), [...str('gather'), 0x00, kernels.length]]));
+  const code = section(10, [...uleb(kernels.length + 1), ...kernels.flatMap(([, chunk]) => batchKernel([...chunk])), ...gatherKernel()]);
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...imports, ...funcs, ...exports, ...code]);
 }
 
@@ -176,48 +220,82 @@ export function simdSupported(): boolean {
   return WA.validate(assemble());
 }
 
-/** One linear memory with the kernels bound to it; the code arena grows with `ensureSlots`. */
+type GatherFn = (l0: number, l0n: number, levels: number, visited: number, M0: number, node: number, epoch: number, ids: number) => number;
+
+export interface Layout {
+  cap: number;
+  l0: number;
+  l0n: number;
+  levels: number;
+  visited: number;
+  end: number;
+}
+
+function layoutFor(cap: number, stride: number, M0: number): Layout {
+  const l0 = CODES_PTR + Math.ceil((cap * stride) / 16) * 16;
+  const l0n = l0 + cap * M0 * 4;
+  const levels = l0n + cap;
+  const visited = Math.ceil((levels + cap) / 16) * 16;
+  return { cap, l0, l0n, levels, visited, end: visited + cap * 4 };
+}
+
+/** One linear memory holding codes and layer-0 graph, with the kernels bound to it. */
 export class Kernels {
   readonly memory: WasmMemory;
   readonly l2i8: BatchFn;
   readonly doti8: BatchFn;
   readonly hamming: BatchFn;
+  readonly gather: GatherFn;
+  layout: Layout;
   bytes!: Uint8Array;
-  i8!: Int8Array;
   ids!: Uint32Array;
   out!: Int32Array;
 
-  constructor(readonly stride: number, slots = 1024) {
+  constructor(
+    readonly stride: number,
+    readonly M0: number,
+  ) {
     compiled ??= new WA.Module(assemble());
-    this.memory = new WA.Memory({ initial: Math.ceil((CODES_PTR + slots * stride) / PAGE) });
+    this.layout = layoutFor(0, stride, M0);
+    this.memory = new WA.Memory({ initial: Math.ceil(this.layout.end / PAGE) + 1 });
     const inst = new WA.Instance(compiled, { env: { mem: this.memory } });
-    const ex = inst.exports as Record<string, BatchFn>;
-    this.l2i8 = ex.l2i8!;
-    this.doti8 = ex.doti8!;
-    this.hamming = ex.hamming!;
+    const ex = inst.exports as Record<string, unknown>;
+    this.l2i8 = ex.l2i8 as BatchFn;
+    this.doti8 = ex.doti8 as BatchFn;
+    this.hamming = ex.hamming as BatchFn;
+    this.gather = ex.gather as GatherFn;
     this.refreshViews();
   }
 
   private refreshViews(): void {
     const buf = this.memory.buffer;
     this.bytes = new Uint8Array(buf);
-    this.i8 = new Int8Array(buf);
     this.ids = new Uint32Array(buf, IDS_PTR, BATCH);
     this.out = new Int32Array(buf, OUT_PTR, BATCH);
   }
 
-  get capacity(): number {
-    return Math.floor((this.memory.buffer.byteLength - CODES_PTR) / this.stride);
-  }
-
-  /** Make room for codes of slots [0, n). Views are re-created when the memory grows. */
-  ensureSlots(n: number): void {
-    const need = CODES_PTR + n * this.stride;
+  /**
+   * Grow to `cap` slots: the memory grows and each region moves to its new offset (last region
+   * first, so nothing is overwritten before it is moved); new entries are empty.
+   */
+  resize(cap: number): Layout {
+    const old = this.layout;
+    if (cap <= old.cap) return old;
+    const next = layoutFor(cap, this.stride, this.M0);
     const have = this.memory.buffer.byteLength;
-    if (need <= have) return;
-    const grow = Math.max(need - have, have >> 1);
-    this.memory.grow(Math.ceil(grow / PAGE));
+    if (next.end > have) this.memory.grow(Math.ceil((next.end - have) / PAGE));
     this.refreshViews();
+    const b = this.bytes;
+    b.fill(0, next.visited, next.end);
+    b.copyWithin(next.levels, old.levels, old.levels + old.cap);
+    b.fill(0xff, next.levels + old.cap, next.levels + cap);
+    b.copyWithin(next.l0n, old.l0n, old.l0n + old.cap);
+    b.fill(0, next.l0n + old.cap, next.l0n + cap);
+    b.copyWithin(next.l0, old.l0, old.l0 + old.cap * this.M0 * 4);
+    b.fill(0, next.l0 + old.cap * this.M0 * 4, next.l0 + cap * this.M0 * 4);
+    b.fill(0, CODES_PTR + old.cap * this.stride, next.l0);
+    this.layout = next;
+    return next;
   }
 
   codePtr(slot: number): number {
