@@ -192,3 +192,15 @@ describe('hybrid and similar search on an index', () => {
     expect((await err({ embedder: 'manual' })).code).toBe('bad_request');
   });
 });
+
+describe('distribution', () => {
+  it('maps the described score distribution onto mean 0.5 and sigma 0.4, clamped to ]0, 1]', async () => {
+    const { shiftScore } = await import('../../src/engine/embedders/distribution.js');
+    expect(shiftScore(0.8, undefined)).toBe(0.8);
+    const d = { mean: 0.7, sigma: 0.1 };
+    expect(shiftScore(0.7, d)).toBeCloseTo(0.5);
+    expect(shiftScore(0.8, d)).toBeCloseTo(0.9);
+    expect(shiftScore(0.95, d)).toBe(1);
+    expect(shiftScore(0.2, d)).toBe(Number.EPSILON);
+  });
+});

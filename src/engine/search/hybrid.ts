@@ -336,6 +336,8 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
   const settings = index.settings;
   const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, settings);
   if (!semantic) return search(index, body);
+  // keyword only: exactly the keyword response (its counts honour the threshold), nothing embedded
+  if (semantic.semanticRatio === 0) return { ...search(index, body), semanticHitCount: 0 };
 
   const paging = pageWindow(params, settings.pagination.maxTotalHits);
   const filter = params.filter !== null ? index.filterDocids(params.filter, 'invalid_search_filter') : undefined;
