@@ -221,3 +221,20 @@ describe('re-indexing after a settings change', () => {
     expect(provider.received.map((r) => r.body.inputs)).toEqual([['id: 1\ntitle: shark\n']]);
   });
 });
+
+describe('provider drift', () => {
+  it('fails the batch when a provider starts answering other dimensions, keeping the stored vectors', async () => {
+    await h.setEmbedders(updateEmbedders({}, { gen: { source: 'ollama', model: 'm', url: `${provider.url}/api/embed`, documentTemplate: '{{doc.title}}' } }));
+    await h.add([{ id: '1', title: 'shark' }]);
+    provider.dimensions = 4;
+    try {
+      const error = await failure(h.add([{ id: '2', title: 'whale' }]));
+      expect(error.code).toBe('vector_embedding_error');
+      expect(error.message).toMatch(/`2`.*4 dimensions/);
+      expect(h.extension.vectorStore(h.store, 'gen')!.get(h.docid('1'))![0]).toHaveLength(8);
+      expect(h.store.documentCount).toBe(1);
+    } finally {
+      provider.dimensions = 8;
+    }
+  });
+});

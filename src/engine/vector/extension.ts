@@ -181,7 +181,12 @@ export class VectorsExtension implements IndexExtension {
           plans.set(change.docid, vectors.length ? { kind: 'set', vectors, state: { hash: null, regenerate: true, count: vectors.length } } : { kind: 'remove', state: { hash: null, regenerate: true, count: 0 } });
           continue;
         }
-        const text = renderFor(doc, config, settings);
+        let text: string;
+        try {
+          text = renderFor(doc, config, settings);
+        } catch (error) {
+          throw embeddingError(name, [id], new Error(`could not render the document template: ${(error as Error).message}`));
+        }
         const hash = contentHash(text, config);
         if (given?.embeddings && freshlyProvided(change, name, store)) {
           plans.set(change.docid, { kind: 'set', vectors: given.embeddings, state: { hash, regenerate: true, count: given.embeddings.length } });
@@ -197,7 +202,7 @@ export class VectorsExtension implements IndexExtension {
 
     for (const name of names) {
       const todo = pending.get(name)!;
-      if (todo.length) await this.embedAll(name, embedderFor(settings.embedders[name]!), todo, prepared.plans.get(name)!);
+      if (todo.length) await this.embedAll(name, embedderFor(settings.embedders[name]!), todo, prepared.plans.get(name)!, dims.get(name));
       const known = dims.get(name) ?? embedderFor(settings.embedders[name]!).dimensions() ?? firstLength(prepared.plans.get(name)!);
       if (known !== undefined) prepared.dimensions.set(name, known);
     }
@@ -209,6 +214,7 @@ export class VectorsExtension implements IndexExtension {
     embedder: Embedder,
     todo: Array<{ docid: number; id: string; text: string; hash: string }>,
     plans: Map<number, Plan>,
+    expected: number | undefined,
   ): Promise<void> {
     // identical texts (duplicates, empty renders) are embedded once
     const unique = [...new Set(todo.map((t) => t.text))];
@@ -218,6 +224,10 @@ export class VectorsExtension implements IndexExtension {
     } catch (error) {
       throw embeddingError(name, todo.map((t) => t.id), error);
     }
+    // the stored vectors fix the dimensions: a provider that changed model must not mix spaces
+    const odd = expected === undefined ? undefined : vectors.find((v) => v.length !== expected);
+    if (odd)
+      throw embeddingError(name, todo.map((t) => t.id), new Error(`the embedder returned ${odd.length} dimensions, but the index holds vectors of ${expected}`));
     const byText = new Map(unique.map((text, i) => [text, vectors[i]!]));
     for (const item of todo)
       plans.set(item.docid, { kind: 'set', vectors: [byText.get(item.text)!], state: { hash: item.hash, regenerate: true, count: 1 } });
