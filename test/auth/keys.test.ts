@@ -254,6 +254,7 @@ describe('AuthController', () => {
       expect(a.applySearchRules('movies', 'year > 2000')).toEqual(['year > 2000', 'genre = comedy']);
       expect(a.applySearchRules('movies', ['x = 1', ['y = 1', 'y = 2']])).toEqual(['x = 1', ['y = 1', 'y = 2'], 'genre = comedy']);
       expect(a.applySearchRules('movies', undefined)).toBe('genre = comedy');
+      expect(a.applySearchRules('movies', 42 as unknown as string)).toEqual([42, 'genre = comedy']);
     }
     const token = await sign({ apiKeyUid: k.uid, searchRules: ['movies'] });
     const run = (t: string, action: 'search' | 'documents.get', indexUid: string) =>

@@ -111,5 +111,7 @@ export class Authorization {
 }
 
 function asConditions(filter: Filter): Array<string | string[]> {
-  return typeof filter === 'string' ? [filter] : filter;
+  // Anything else is an invalid filter the search will reject; it still travels with the rule
+  // (never instead of it), so a malformed query can never drop the tenant's restriction.
+  return Array.isArray(filter) ? filter : [filter];
 }
