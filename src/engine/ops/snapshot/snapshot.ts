@@ -1,9 +1,8 @@
 /**
- * Snapshots: a consistent, compacted copy of every LMDB environment of a database directory,
+ * Snapshots: a consistent copy of every LMDB environment of a database directory,
  * packed as `<snapshot-dir>/<db-name>.snapshot` (tar.gz), and the way back (`--import-snapshot`).
  *
- * Each environment is copied with LMDB's own copy (`mdb_env_copy2` with compaction) inside one
- * read transaction, so the copy is consistent while readers and writers go on. The snapshot task
+ * Each environment is copied with LMDB's own copy (`mdb_env_copy2`) inside one read transaction, so the copy is consistent while readers and writers go on. The snapshot task
  * runs in the scheduler, so no batch changes an index while it is copied; new tasks may still be
  * registered, which is why the task queue is copied before the update files it refers to.
  */
@@ -52,7 +51,10 @@ export async function createSnapshot(options: SnapshotOptions): Promise<Snapshot
     for (const { rel, env } of options.envs) {
       const target = join(work, rel);
       await mkdir(target, { recursive: true });
-      await env.backup(target, true);
+      // A plain copy (not MDB_CP_COMPACT): with lmdb 3.5.6, the compacting copy of an environment
+      // being written left its table of named databases inconsistent ("dbi out of range" on the
+      // next read of a database opened later). Free pages compress well in the tar.gz anyway.
+      await env.backup(target, false);
       options.onProgress?.(++done, options.envs.length, rel);
     }
     for (const name of PLAIN_FILES)
