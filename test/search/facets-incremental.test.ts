@@ -24,7 +24,7 @@ function dump(store: IndexStore): Record<string, unknown> {
     counts: [...f.counts.getRange({})].map(({ key, value }) => [key, value]),
     numbers: [...f.numbers.getRange({})].map(({ key, value }) => [key, bits(value)]),
     flags: [...f.flags.getRange({})].map(({ key, value }) => [key, bits(value)]),
-    docs: [...f.docs.getRange({})].map(({ key, value }) => [key, [...value].sort()]),
+    docs: [...f.docs.getRange({})].map(({ key, value }) => [key, value]),
     points: [...g.points.getRange({})].map(({ key, value }) => [key, value]),
     cells: [...g.cells.getRange({})].map(({ key, value }) => [key, bits(value)]),
   };

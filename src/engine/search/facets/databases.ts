@@ -5,8 +5,8 @@
  *   facet-originals  [field, normalized] -> string      first original spelling, for display
  *   facet-numbers    [field, number]     -> docids      number facet values
  *   facet-flags      [kind, field]       -> docids      kind: e(xists), n(ull), m (empty)
- *   facet-docs       [field, docid]      -> (number | string)[]   a document's values, for sort,
- *                                                                  distinct and small facet counts
+ *   facet-docs       u32 docid           -> {field: (number | string)[]}   a document's values, for
+ *                                                       sort, distinct and small facet counts
  *   facet-counts     field               -> number      distinct values of the field, to choose
  *                                                       between walking values and reading documents
  *
@@ -25,7 +25,7 @@ export interface FacetDbs {
   originals: Database<string, [string, string]>;
   numbers: Database<Buffer, [string, number]>;
   flags: Database<Buffer, [string, string]>;
-  docs: Database<Array<number | string>, [string, number]>;
+  docs: Database<Record<string, Array<number | string>>, number>;
   counts: Database<number, string>;
 }
 
@@ -44,7 +44,7 @@ export function facetDbs(store: IndexStore): FacetDbs {
       originals: store.openDB('facet-originals', { keyEncoding: 'ordered-binary', encoding: 'string' }) as any,
       numbers: store.openDB('facet-numbers', { keyEncoding: 'ordered-binary', encoding: 'binary' }) as any,
       flags: store.openDB('facet-flags', { keyEncoding: 'ordered-binary', encoding: 'binary' }) as any,
-      docs: store.openDB('facet-docs', { keyEncoding: 'ordered-binary', encoding: 'msgpack' }) as any,
+      docs: store.openDB('facet-docs', { keyEncoding: 'uint32', encoding: 'msgpack' }) as any,
       counts: store.openDB('facet-counts', { encoding: 'msgpack' }) as any,
     };
     opened.set(store, dbs);
@@ -124,7 +124,7 @@ export function flagDocids(store: IndexStore, kind: FlagKind, field: string): Bi
 
 /** The facet values of one document for `field` (numbers, then normalized strings). */
 export function docFacetValues(store: IndexStore, field: string, docid: number): Array<number | string> | undefined {
-  return facetDbs(store).docs.get([field, docid]);
+  return facetDbs(store).docs.get(docid)?.[field];
 }
 
 /** How many distinct values (numbers and strings) `field` has. */

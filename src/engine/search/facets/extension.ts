@@ -95,15 +95,23 @@ export function applyFacetChanges(store: IndexStore, settings: Settings, changes
     const before: DocumentFacets = change.before ? extractFacets(change.before, faceted) : new Map();
     const after: DocumentFacets = change.after ? extractFacets(change.after, faceted) : new Map();
     const fields = new Set([...before.keys(), ...after.keys()]);
+    let changed = false;
     for (const field of fields) {
-      const b = before.get(field) ?? EMPTY;
-      const a = after.get(field) ?? EMPTY;
-      const changed = diffField(deltas, change.docid, field, b, a);
-      if (changed || !before.has(field) !== !after.has(field)) {
-        const values = docValues(a);
-        if (values.length) dbs.docs.putSync([field, change.docid], values);
-        else dbs.docs.removeSync([field, change.docid]);
+      changed = diffField(deltas, change.docid, field, before.get(field) ?? EMPTY, after.get(field) ?? EMPTY) || changed;
+    }
+    // one entry per document holding every faceted field's values: one write per changed document
+    if (changed) {
+      const values: Record<string, Array<number | string>> = {};
+      let any = false;
+      for (const [field, f] of after) {
+        const v = docValues(f);
+        if (v.length) {
+          values[field] = v;
+          any = true;
+        }
       }
+      if (any) dbs.docs.putSync(change.docid, values);
+      else dbs.docs.removeSync(change.docid);
     }
   }
 
