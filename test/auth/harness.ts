@@ -25,7 +25,11 @@ export interface SecuredHarness {
 }
 
 export async function startSecured(
-  o: Partial<Omit<SecurityOptions, 'dbPath' | 'scheduler' | 'log'>> & { logs?: string[] } = {},
+  o: Partial<Omit<SecurityOptions, 'dbPath' | 'scheduler' | 'log'>> & {
+    logs?: string[];
+    /** Serve the engine's own search methods (recording what reaches them) instead of stand-ins. */
+    realSearch?: boolean;
+  } = {},
 ): Promise<SecuredHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'search-auth-'));
   const dbPath = join(dir, 'data.ms');
@@ -41,8 +45,13 @@ export async function startSecured(
     log: (level, message) => o.logs?.push(`${level} ${message}`),
   });
   const searches: SecuredHarness['searches'] = [];
-  const recorder = (name: string) =>
+  const recorder = (name: 'search' | 'multiSearch' | 'facetSearch' | 'similar') =>
     function (this: unknown, uid: string | unknown, body?: unknown) {
+      const real = (engine as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>)[name];
+      if (o.realSearch && real) {
+        searches.push(name === 'multiSearch' ? [name, null, uid] : [name, uid as string, body]);
+        return name === 'multiSearch' ? real.call(engine, uid) : real.call(engine, uid, body);
+      }
       if (name === 'multiSearch') {
         searches.push([name, null, uid]);
         return { results: [] };
