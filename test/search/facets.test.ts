@@ -157,5 +157,7 @@ describe('facets on movies', () => {
     const s = index.settings;
     expect(facetExtension.needsReindex(s, { ...s, stopWords: ['the'] })).toBe(false);
     expect(facetExtension.needsReindex(s, { ...s, sortableAttributes: ['year'] })).toBe(true);
+    // a custom ranking rule ranks by facet values: its field must be stored even when not sortable
+    expect(facetExtension.needsReindex(s, { ...s, rankingRules: [...s.rankingRules, 'id:desc'] })).toBe(true);
   });
 });

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoaringBitmap32 } from '../../src/engine/index/store.js';
 import { sortBuckets } from '../../src/engine/search/sort/buckets.js';
+import { DEFAULT_RANKING_RULES } from '../../src/engine/settings/types.js';
 import { TestIndex } from './helpers.js';
 
 const DOCS = [
@@ -44,5 +45,16 @@ describe('sort buckets', () => {
     const desc = order(all, 'desc');
     expect(desc[0]).toBe('z2999');
     expect(desc.slice(-7)).toEqual(['c', 'h', 'a+i', 'e', 'b', 'f', 'd+g']);
+  });
+
+  it('stores the field of a custom ranking rule even when it is not sortable', async () => {
+    const ranked = new TestIndex('id', { rankingRules: [...DEFAULT_RANKING_RULES, 'v:desc'] });
+    try {
+      await ranked.add(DOCS);
+      const buckets = [...sortBuckets(ranked.store, ranked.store.docids(), { kind: 'field', field: 'v', order: 'desc' })];
+      expect(buckets.map((b) => ranked.ids(b).join('+'))).toEqual(['c', 'h', 'a+i', 'e', 'b', 'f', 'd+g']);
+    } finally {
+      await ranked.close();
+    }
   });
 });

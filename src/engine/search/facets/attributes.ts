@@ -77,9 +77,24 @@ export function isSortable(settings: Settings, field: string): boolean {
   return (settings.sortableAttributes ?? []).some((p) => p === field || field.startsWith(p + '.') || matchesPattern(p, field));
 }
 
+/** Fields of custom `field:asc|desc` ranking rules: they rank by facet values, as sort does. */
+export function rankingRuleFields(settings: Settings): string[] {
+  const out: string[] = [];
+  for (const rule of settings.rankingRules ?? []) {
+    const m = /^(.+):(asc|desc)$/.exec(rule);
+    if (m) out.push(m[1]!);
+  }
+  return out;
+}
+
 /** The part of the settings that decides what the facet extension stores. */
 export function facetConfigKey(settings: Settings): string {
-  return JSON.stringify([settings.filterableAttributes ?? [], settings.sortableAttributes ?? [], settings.distinctAttribute ?? null]);
+  return JSON.stringify([
+    settings.filterableAttributes ?? [],
+    settings.sortableAttributes ?? [],
+    settings.distinctAttribute ?? null,
+    rankingRuleFields(settings),
+  ]);
 }
 
 /** A predicate telling whether a document field path is stored in the facet databases. */
@@ -87,6 +102,7 @@ export function facetedFieldPredicate(settings: Settings): (field: string) => bo
   const patterns: string[] = [];
   for (const entry of settings.filterableAttributes ?? []) patterns.push(...ruleOf(entry).patterns);
   patterns.push(...(settings.sortableAttributes ?? []));
+  patterns.push(...rankingRuleFields(settings));
   if (settings.distinctAttribute) patterns.push(settings.distinctAttribute);
   const cache = new Map<string, boolean>();
   return (field) => {
