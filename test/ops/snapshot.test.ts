@@ -29,7 +29,7 @@ describe('snapshots', () => {
     const engine = await Engine.open({ dbPath: source, logLevel: 'off' });
     const auth = AuthEnv.open(source);
     const ops = Ops.install(engine, { snapshotDir: join(root, 'snapshots'), auth });
-    await populate(engine, auth, 600);
+    await populate(engine, auth, 300);
 
     // writers and readers keep going while the snapshot is taken
     let writing = true;

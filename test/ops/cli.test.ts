@@ -1,0 +1,92 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { BIN, json, serve, waitTask } from '../cli/serve-process.js';
+
+const FIXTURE = join(process.cwd(), 'fixtures/db-v0.9.0.snapshot');
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'ops-cli-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function search(args: string[], env: Record<string, string> = {}) {
+  return execa('node', [BIN, ...args], { cwd: root, reject: false, env: { PATH: process.env.PATH ?? '', ...env }, extendEnv: false });
+}
+
+describe('search serve with the ops options, and the ops commands against it', () => {
+  test('--import-snapshot + --upgrade-db: the upgrade task is listed and runs first; POST /dumps; dump and snapshot over --url', async () => {
+    const db = join(root, 'served.ms');
+    const served = await serve(['--db-path', db, '--import-snapshot', FIXTURE, '--upgrade-db', '--dump-dir', join(root, 'server-dumps'), '--snapshot-dir', join(root, 'server-snaps')]);
+    try {
+      const { body: list } = await json(`${served.url}/tasks?types=upgradeDatabase`);
+      expect(list.results).toHaveLength(1);
+      expect(list.results[0]).toMatchObject({ type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.0.0' } });
+      expect((await waitTask(served.url, list.results[0].uid)).status).toBe('succeeded');
+
+      const posted = await json(`${served.url}/dumps`, { method: 'POST' });
+      expect(posted.status).toBe(202);
+      expect(posted.body).toMatchObject({ type: 'dumpCreation', status: 'enqueued', indexUid: null });
+      expect((await waitTask(served.url, posted.body.taskUid)).status).toBe('succeeded');
+
+      const dump = await search(['dump', 'create', '--url', served.url, '--dump-dir', join(root, 'server-dumps'), '--keep', '1', '--json']);
+      expect(dump.exitCode).toBe(0);
+      const report = JSON.parse(dump.stdout);
+      expect(report).toMatchObject({ status: 'succeeded', path: expect.stringMatching(/server-dumps\/\d{8}-\d{9}\.dump$/) });
+      expect(report.removed).toHaveLength(1); // the dump of POST /dumps, beyond --keep 1
+      expect(readdirSync(join(root, 'server-dumps'))).toEqual([report.path.split('/').pop()]);
+
+      const snap = await search(['snapshot', '--url', served.url, '--snapshot-dir', join(root, 'server-snaps'), '--db-name', 'served.ms']);
+      expect(snap.exitCode).toBe(0);
+      expect(snap.stdout).toMatch(/Snapshot written: .*server-snaps\/served\.ms\.snapshot/);
+
+      // the dump imports into a fresh directory with the CLI
+      const imported = await search(['dump', 'import', report.path, '--db-path', join(root, 'from-dump.ms'), '--json']);
+      expect(imported.exitCode).toBe(0);
+      expect(JSON.parse(imported.stdout)).toMatchObject({ outcome: 'imported', indexes: 3 });
+    } finally {
+      served.process.kill('SIGTERM');
+      await served.process;
+    }
+  });
+
+  test('search upgrade: a failing upgrade is rolled back (exit 1), then a clean run upgrades; --dry-run; --via-dump', async () => {
+    const db = join(root, 'local.ms');
+    expect((await search(['snapshot', 'import', FIXTURE, '--db-path', db])).exitCode).toBe(0);
+    const refused = await search(['dump', 'create', '--db-path', db]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(/version 0\.9\.0 but this binary is version 1\.0\.0/);
+
+    const plan = await search(['upgrade', '--db-path', db, '--dry-run']);
+    expect(plan.exitCode).toBe(0);
+    expect(plan.stdout).toMatch(/version 0\.9\.0; this binary: 1\.0\.0/);
+    expect(plan.stdout).toMatch(/take a snapshot/);
+    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
+
+    const failed = await search(['upgrade', '--db-path', db, '--json'], { SEARCH_TEST_UPGRADE_FAIL_AFTER: '2' });
+    expect(failed.exitCode).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ outcome: 'rolled-back', from: '0.9.0', verified: { version: '0.9.0', journal: false } });
+    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
+
+    const ok = await search(['upgrade', '--db-path', db, '--json']);
+    expect(ok.exitCode).toBe(0);
+    const report = JSON.parse(ok.stdout);
+    expect(report).toMatchObject({ outcome: 'upgraded', from: '0.9.0', to: '1.0.0' });
+    expect(existsSync(report.snapshot)).toBe(true);
+    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.0.0');
+    expect((await search(['rollback', '--db-path', db])).stdout).toMatch(/Nothing to roll back/);
+
+    const viaDump = join(root, 'via-dump.ms');
+    expect((await search(['snapshot', 'import', FIXTURE, '--db-path', viaDump])).exitCode).toBe(0);
+    const byDump = await search(['upgrade', '--db-path', viaDump, '--via-dump', '--json']);
+    expect(byDump.exitCode).toBe(0);
+    expect(JSON.parse(byDump.stdout)).toMatchObject({ outcome: 'upgraded', previous: `${viaDump}.pre-upgrade-0.9.0` });
+    expect(readFileSync(join(viaDump, 'VERSION'), 'utf8').trim()).toBe('1.0.0');
+    expect(readFileSync(join(`${viaDump}.pre-upgrade-0.9.0`, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
+  });
+});
