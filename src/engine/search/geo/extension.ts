@@ -89,9 +89,15 @@ export function extractGeoPoint(doc: Document, id: unknown): LatLng | null {
   return [lat, lng];
 }
 
+/** The document's id for messages; before the first batch sets the primary key, the field it would infer. */
+function idOf(doc: Document, primaryKey: string | null, docid: number): unknown {
+  const key = primaryKey ?? Object.keys(doc).find((k) => /id$/i.test(k));
+  return key !== undefined && doc[key] !== undefined ? doc[key] : docid;
+}
+
 function validate(changes: readonly DocumentChange[], store: IndexStore): Array<LatLng | null> {
   const primaryKey = store.primaryKey;
-  return changes.map((c) => (c.after ? extractGeoPoint(c.after, primaryKey ? c.after[primaryKey] : c.docid) : null));
+  return changes.map((c) => (c.after ? extractGeoPoint(c.after, idOf(c.after, primaryKey, c.docid)) : null));
 }
 
 export function applyGeoChanges(store: IndexStore, settings: Settings, changes: readonly DocumentChange[], points?: Array<LatLng | null>): void {
