@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthEnv } from '../../src/engine/auth/auth-env.js';
@@ -177,6 +178,30 @@ describe('WebhookNotifier', () => {
     await notifier.idle();
     expect(receiver.calls.at(-1)!.lines.map((l) => l.uid)).toEqual([2]);
     await notifier.close();
+  });
+
+  it('delivers the batches to one webhook in order, even when an earlier call is slow', async () => {
+    const { createServer } = await import('node:http');
+    const order: number[] = [];
+    const slowFirst = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const uid = Number(JSON.parse(gunzipSync(Buffer.concat(chunks)).toString().split('\n')[0]!).batchUid);
+        setTimeout(() => {
+          order.push(uid);
+          res.end();
+        }, uid === 0 ? 150 : 0);
+      });
+    });
+    await new Promise<void>((r) => slowFirst.listen(0, '127.0.0.1', r));
+    const port = (slowFirst.address() as { port: number }).port;
+    const notifier = new WebhookNotifier({ store: targets(`http://127.0.0.1:${port}/`), policy: LOOPBACK, log: () => undefined });
+    for (let b = 0; b < 5; b++) notifier.notify([task(b, b)]);
+    await notifier.idle();
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    await notifier.close();
+    await new Promise<void>((r) => slowFirst.close(() => r()));
   });
 
   it('never blocks the caller, even on a receiver that does not answer', async () => {

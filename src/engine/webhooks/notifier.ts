@@ -3,7 +3,7 @@
  * batch's task objects as NDJSON (one task per line), gzip-compressed (`Content-Encoding: gzip`).
  *
  * Everything happens in the background: `notify` returns at once, so a slow or dead receiver
- * never delays the task queue. A failed call (network error, timeout, 408/429/5xx) is retried a
+ * never delays the task queue; each webhook gets its batches in order, one call at a time. A failed call (network error, timeout, 408/429/5xx) is retried a
  * bounded number of times with exponential backoff, then logged and dropped. Outbound addresses
  * go through the address policy (SSRF protection). Header values and URL queries never reach
  * the logs, since they commonly carry credentials.
@@ -54,6 +54,8 @@ function retryable(status: number): boolean {
 
 export class WebhookNotifier {
   private readonly pending = new Set<Promise<void>>();
+  /** The latest delivery queued per webhook uuid, so that the next one starts after it. */
+  private readonly lastDelivery = new Map<string, Promise<void>>();
   private closed = false;
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
@@ -93,7 +95,15 @@ export class WebhookNotifier {
         this.log('warn', `too many webhook calls in flight; batch ${batchUid} not sent to ${describeUrl(target.url)}`);
         continue;
       }
-      const delivery = this.deliver(target, body, batchUid).finally(() => this.pending.delete(delivery));
+      // One webhook receives its batches in order: each call waits for the previous one to it.
+      const previous = this.lastDelivery.get(target.uuid) ?? Promise.resolve();
+      const delivery: Promise<void> = previous
+        .then(() => this.deliver(target, body, batchUid))
+        .finally(() => {
+          this.pending.delete(delivery);
+          if (this.lastDelivery.get(target.uuid) === delivery) this.lastDelivery.delete(target.uuid);
+        });
+      this.lastDelivery.set(target.uuid, delivery);
       this.pending.add(delivery);
     }
   }
