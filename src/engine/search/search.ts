@@ -204,8 +204,13 @@ function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<type
     let words: string[] | null = null;
     if (t.term.kind === 'word') {
       const set = new Set(t.words.keys());
-      if (t.prefix !== null) for (const w of reader.dictionary().wordsWithPrefix(t.prefix, MAX_ENUMERATED + 1)) set.add(w);
-      words = set.size <= MAX_ENUMERATED ? [...set] : null;
+      // A short prefix of the last word can stand for thousands of words: then the words met
+      // without the prefix extension rank the bucket, and pure prefix matches come after them.
+      if (t.prefix !== null) {
+        const extended = reader.dictionary().wordsWithPrefix(t.prefix, MAX_ENUMERATED + 1);
+        if (extended.length + set.size <= MAX_ENUMERATED) for (const w of extended) set.add(w);
+      }
+      words = [...set];
     }
     cache.set(i, words);
     return words;

@@ -15,7 +15,7 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, decodeEntry, encodeEntry, type TextEntry, type KeywordDbs } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -95,7 +95,7 @@ export function loadFieldPaths(dbs: KeywordDbs): string[] {
 }
 
 /** Extract the searchable words of a document with their positions, per field. */
-export function extractDocument(doc: Document, analyzer: Analyzer, fields: FieldIds): DocEntry {
+export function extractDocument(doc: Document, analyzer: Analyzer, fields: FieldIds): TextEntry {
   const settings = analyzer.settings;
   const perField = new Map<number, { words: string[]; positions: number[]; next: number }>();
   forEachValue(doc, (path, text) => {
@@ -115,12 +115,12 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
     }
     if (tokens.length > 0) f.next = tokens[tokens.length - 1]!.position + HARD_GAP;
   });
-  const entry: DocEntry = [];
+  const entry: TextEntry = [];
   for (const [fid, f] of perField) if (f.words.length > 0) entry.push([fid, f.words, f.positions]);
   return entry;
 }
 
-function keysOf(entry: DocEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
+function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
   const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set(), wordPositions: new Set() };
   const firstPosition = new Map<string, number>();
   for (const [fid, words, positions] of entry) {
@@ -165,8 +165,43 @@ class BatchWriter {
     this.prefixSearch = settings.prefixSearch !== 'disabled';
   }
 
+  /** Word ids known or assigned in this batch. */
+  private readonly idCache = new Map<string, number>();
+  private readonly wordCache = new Map<number, string>();
+  private nextId = -1;
+
+  private idOf(word: string): number {
+    let id = this.idCache.get(word);
+    if (id === undefined) {
+      id = this.dbs.wordIds.get(word);
+      if (id === undefined) {
+        if (this.nextId < 0) this.nextId = (this.dbs.meta.get('nextWordId') as number | undefined) ?? 0;
+        id = this.nextId++;
+        this.dbs.wordIds.putSync(word, id);
+        this.dbs.idWords.putSync(id, word);
+      }
+      this.idCache.set(word, id);
+    }
+    return id;
+  }
+
+  private wordOf(id: number): string {
+    let w = this.wordCache.get(id);
+    if (w === undefined) {
+      w = this.dbs.idWords.get(id) ?? '';
+      this.wordCache.set(id, w);
+    }
+    return w;
+  }
+
+  private stored(docid: number): TextEntry | undefined {
+    const raw = this.dbs.docs.getBinary(docid);
+    if (!raw) return undefined;
+    return decodeEntry(raw).map(([fid, ids, positions]) => [fid, Array.from(ids, (id) => this.wordOf(id)), Array.from(positions)]);
+  }
+
   change(change: DocumentChange): void {
-    const old = this.dbs.docs.get(change.docid);
+    const old = this.stored(change.docid);
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
     const paths = this.fields.paths;
     const a = old ? keysOf(old, this.analyzer, paths, this.prefixSearch) : undefined;
@@ -176,7 +211,9 @@ class BatchWriter {
     diff(a?.prefixes, b?.prefixes, change.docid, this.prefixes);
     diff(a?.wordFids, b?.wordFids, change.docid, this.wordFids);
     diff(a?.wordPositions, b?.wordPositions, change.docid, this.wordPositions);
-    if (next && next.length > 0) this.dbs.docs.putSync(change.docid, next);
+    if (next && next.length > 0) {
+      this.dbs.docs.putSync(change.docid, encodeEntry(next.map(([fid, words, positions]) => [fid, words.map((w) => this.idOf(w)), positions])));
+    }
     else if (old) this.dbs.docs.removeSync(change.docid);
     if (this.pending() > FLUSH_THRESHOLD) this.flush();
   }
@@ -191,6 +228,7 @@ class BatchWriter {
     this.prefixes.mergeInto(this.dbs.prefixes);
     this.wordFids.mergeInto(this.dbs.wordFids);
     this.wordPositions.mergeInto(this.dbs.wordPositions);
+    if (this.nextId >= 0) this.dbs.meta.putSync('nextWordId', this.nextId);
     if (this.fields.dirty) {
       this.dbs.meta.putSync('fields', this.fields.paths);
       this.fields.dirty = false;

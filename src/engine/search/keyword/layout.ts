@@ -7,10 +7,13 @@
  *   kw-word-fids    word \0 fid -> docids        per-field postings (attributeRank, attributesToSearchOn)
  *   kw-word-pos     word \0 bucket -> docids     bucket of the word's first position in the document
  *                                                (wordPosition without reading documents)
- *   kw-docs         docid -> [[fid, words, positions], ...]   the extracted words of each document,
+ *   kw-docs         docid -> u32[]               the extracted words of each document as word ids,
  *                                                in order with positions (proximity, wordPosition,
- *                                                exactness, phrases) and the exact record of what
- *                                                was indexed, so a deletion removes exactly that
+ *                                                exactness, phrases), and the exact record of what
+ *                                                was indexed, so a deletion removes exactly that:
+ *                                                [fieldCount, (fid, n, id x n, position x n)...]
+ *   kw-word-ids     word -> u32                  stable word ids (never reused)
+ *   kw-id-words     u32 -> word                  and back
  *   kw-meta         'fields' -> string[]         field id -> field path
  *
  * Posting lists are roaring bitmaps in the portable serialization.
@@ -21,8 +24,45 @@ import type { IndexStore } from '../../index/store.js';
 /** Prefix postings are kept for prefixes up to this many characters; longer prefixes are few words, resolved from the dictionary. */
 export const PREFIX_MAX = 4;
 
-export type FieldWords = [fid: number, words: string[], positions: number[]];
+/** One field of a document: word ids and positions, in order. */
+export type FieldWords = [fid: number, words: Uint32Array, positions: Uint32Array];
 export type DocEntry = FieldWords[];
+
+/** The same with the words themselves, as extracted before ids are assigned. */
+export type TextEntry = Array<[fid: number, words: string[], positions: number[]]>;
+
+export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, ArrayLike<number>]>): Buffer {
+  let size = 1;
+  for (const [, ids] of fields) size += 2 + 2 * ids.length;
+  const out = new Uint32Array(size);
+  out[0] = fields.length;
+  let o = 1;
+  for (const [fid, ids, positions] of fields) {
+    out[o++] = fid;
+    out[o++] = ids.length;
+    out.set(ids, o);
+    o += ids.length;
+    out.set(positions, o);
+    o += ids.length;
+  }
+  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+}
+
+export function decodeEntry(raw: Uint8Array): DocEntry {
+  // Copy into an aligned buffer: LMDB hands out unaligned views.
+  const words = new Uint32Array(raw.byteLength >>> 2);
+  new Uint8Array(words.buffer).set(raw);
+  const entry: DocEntry = [];
+  const count = words[0]!;
+  let o = 1;
+  for (let f = 0; f < count; f++) {
+    const fid = words[o++]!;
+    const n = words[o++]!;
+    entry.push([fid, words.subarray(o, o + n), words.subarray(o + n, o + 2 * n)]);
+    o += 2 * n;
+  }
+  return entry;
+}
 
 export interface KeywordDbs {
   words: Database<Buffer, string>;
@@ -30,7 +70,9 @@ export interface KeywordDbs {
   prefixes: Database<Buffer, string>;
   wordFids: Database<Buffer, string>;
   wordPositions: Database<Buffer, string>;
-  docs: Database<DocEntry, number>;
+  docs: Database<Buffer, number>;
+  wordIds: Database<number, string>;
+  idWords: Database<string, number>;
   meta: Database<any, string>;
 }
 
@@ -45,7 +87,9 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordFids: store.openDB<Buffer, string>('kw-word-fids', { encoding: 'binary' }),
       wordPositions: store.openDB<Buffer, string>('kw-word-pos', { encoding: 'binary' }),
-      docs: store.openDB<DocEntry, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'msgpack' }),
+      docs: store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' }),
+      wordIds: store.openDB<number, string>('kw-word-ids', { encoding: 'msgpack' }),
+      idWords: store.openDB<string, number>('kw-id-words', { keyEncoding: 'uint32', encoding: 'string' }),
       meta: store.openDB<any, string>('kw-meta', { encoding: 'msgpack' }),
     };
     opened.set(store, dbs);

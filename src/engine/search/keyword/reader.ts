@@ -6,7 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
-import { keywordDbs, keywordGeneration, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { decodeEntry, keywordDbs, keywordGeneration, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -31,6 +31,7 @@ export class KeywordReader {
     this.generation = g;
     this.dict = null;
     this.paths = null;
+    this.vocab = null;
     this.bitmaps.clear();
   }
 
@@ -115,7 +116,29 @@ export class KeywordReader {
   }
 
   doc(docid: number): DocEntry | undefined {
-    return this.dbs.docs.get(docid);
+    const raw = this.dbs.docs.getBinaryFast(docid);
+    return raw ? decodeEntry(raw) : undefined;
+  }
+
+  private vocab: { ids: Map<string, number>; words: string[] } | null = null;
+
+  /** Word <-> id for every indexed word, loaded once per keyword generation. */
+  vocabulary(): { ids: Map<string, number>; words: string[] } {
+    this.refresh();
+    if (!this.vocab) {
+      const ids = new Map<string, number>();
+      const words: string[] = [];
+      for (const { key, value } of this.dbs.wordIds.getRange()) {
+        ids.set(key as string, value as number);
+        words[value as number] = key as string;
+      }
+      this.vocab = { ids, words };
+    }
+    return this.vocab;
+  }
+
+  idOf(word: string): number | undefined {
+    return this.vocabulary().ids.get(word);
   }
 }
 

@@ -23,18 +23,20 @@ export function phraseDocids(ctx: ResolveContext, phrase: QueryPhrase): Bitmap {
   if (present.length === 1) return candidates!;
   const out = new RoaringBitmap32();
   const allowed = ctx.fids ? new Set(ctx.fids) : null;
+  const ids = present.map(([w, off]) => [ctx.reader.idOf(w) ?? -1, off] as const);
   for (const docid of candidates!) {
     const entry = ctx.reader.doc(docid);
-    if (entry && containsSequence(entry, present, allowed)) out.add(docid);
+    if (entry && containsSequence(entry, ids, allowed)) out.add(docid);
   }
   return out;
 }
 
-export function containsSequence(entry: DocEntry, seq: ReadonlyArray<readonly [string, number]>, allowed: Set<number> | null): boolean {
+/** Does a field hold the word ids of `seq` at the given relative positions? */
+export function containsSequence(entry: DocEntry, seq: ReadonlyArray<readonly [number, number]>, allowed: Set<number> | null): boolean {
   const [first, firstOffset] = seq[0]!;
   for (const [fid, words, positions] of entry) {
     if (allowed && !allowed.has(fid)) continue;
-    const at = new Map<number, string>();
+    const at = new Map<number, number>();
     for (let i = 0; i < words.length; i++) at.set(positions[i]!, words[i]!);
     for (let i = 0; i < words.length; i++) {
       if (words[i] !== first) continue;

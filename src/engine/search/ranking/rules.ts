@@ -291,41 +291,80 @@ const exactness: RankingRule = {
     const wanted = queryWords(ctx, active);
     const n = active.length;
     const maxRank = n + 3;
-    const startsWith = (words: string[], from: number) => wanted.every((w, k) => words[from + k] === w);
+    const wantedIds = ctx.matches.idsOf(wanted);
+    const startsWith = (words: Uint32Array, from: number) => wantedIds.every((w, k) => words[from + k] === w);
+    const detail = (c: number): RuleDetail => ({
+      key: 'exactness',
+      rank: maxRank - c,
+      maxRank,
+      extra:
+        c === 0
+          ? { matchType: 'exactMatch' }
+          : c === 1
+            ? { matchType: 'matchesStart' }
+            : { matchType: 'noExactMatch', matchingWords: n - (c - 2), maxMatchingWords: n },
+    });
+    const exactCost = (d: number) => {
+      const m = ctx.matches.get(d);
+      let start = false;
+      for (const [, words, positions] of m.entry) {
+        // Each value of an array (or sentence after a hard separator) is checked on its own.
+        let from = 0;
+        for (let i = 1; i <= words.length; i++) {
+          if (i === words.length || positions[i]! - positions[i - 1]! >= 8) {
+            if (i - from === wanted.length && startsWith(words, from)) return 0;
+            if (startsWith(words, from)) start = true;
+            from = i;
+          }
+        }
+      }
+      return start ? 1 : -1;
+    };
+    if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
+      // Only documents where the first query word opens a value can match whole or start: check
+      // those one by one; rank the rest by how many query words they contain as such.
+      const all = toBitmap(docids);
+      const opening = RoaringBitmap32.and(all, ctx.reader.wordAtBucket(wanted[0]!, 0));
+      const out: Bucket[] = [];
+      const firstTwo: number[][] = [[], []];
+      for (const d of opening) {
+        const c = exactCost(d);
+        if (c >= 0) firstTwo[c]!.push(d);
+      }
+      const rest = RoaringBitmap32.andNot(all, new RoaringBitmap32([...firstTwo[0]!, ...firstTwo[1]!]));
+      firstTwo.forEach((ids, c) => {
+        if (ids.length > 0) out.push({ docids: ids, active, detail: detail(c) });
+      });
+      let buckets: Bitmap[] = [rest];
+      for (const i of active) {
+        const exact = ctx.reader.anyWord((ctx.terms[i]!.term as { word: string }).word);
+        const next: Bitmap[] = [];
+        buckets.forEach((b, t) => {
+          if (!b || b.isEmpty) return;
+          const hit = RoaringBitmap32.and(b, exact);
+          const miss = RoaringBitmap32.andNot(b, hit);
+          next[t] = next[t] ? RoaringBitmap32.or(next[t]!, hit) : hit;
+          next[t + 1] = next[t + 1] ? RoaringBitmap32.or(next[t + 1]!, miss) : miss;
+        });
+        buckets = next;
+      }
+      buckets.forEach((b, missing) => {
+        if (b && !b.isEmpty) out.push({ docids: b, active, detail: detail(2 + missing) });
+      });
+      return out;
+    }
     return byCost(
       docids,
       active,
       (d) => {
+        const c = exactCost(d);
+        if (c >= 0) return c;
         const m = ctx.matches.get(d);
-        let start = false;
-        for (const [, words, positions] of m.entry) {
-          // Each value of an array (or sentence after a hard separator) is checked on its own.
-          let from = 0;
-          for (let i = 1; i <= words.length; i++) {
-            if (i === words.length || positions[i]! - positions[i - 1]! >= 8) {
-              if (i - from === wanted.length && startsWith(words, from)) return 0;
-              if (from === 0 && startsWith(words, from)) start = true;
-              from = i;
-            }
-          }
-          if (startsWith(words, 0)) start = true;
-        }
-        if (start) return 1;
         let exact = 0;
         for (const i of active) if (m.occurrences[i]!.some((o) => o.exact)) exact++;
         return 2 + (n - exact);
       },
-      (c) => ({
-        key: 'exactness',
-        rank: maxRank - c,
-        maxRank,
-        extra:
-          c === 0
-            ? { matchType: 'exactMatch' }
-            : c === 1
-              ? { matchType: 'matchesStart' }
-              : { matchType: 'noExactMatch', matchingWords: n - (c - 2), maxMatchingWords: n },
-      }),
+      detail,
     );
   },
 };
