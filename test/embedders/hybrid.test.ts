@@ -58,6 +58,13 @@ describe('mergeRankings', () => {
     expect(mergeRankings(keyword, semantic, 0.9, 0, 2).hits.map((h) => h.docid)).toEqual([9, 2]);
   });
 
+  it('applies a distinct predicate after deduplication', () => {
+    const seen = new Set<number>();
+    const byParity = (docid: number) => (seen.has(docid % 2) ? false : (seen.add(docid % 2), true));
+    const merged = mergeRankings([hit(1, 1), hit(3, 0.9)], [hit(5, 0.95), hit(2, 0.5)], 0.5, 0, 10, byParity);
+    expect(merged.hits.map((h) => h.docid)).toEqual([1, 2]);
+  });
+
   it('keeps each list in its own order (keyword order may come from sort rules)', () => {
     const keyword = [hit(1, 0.2), hit(2, 0.9)];
     expect(mergeRankings(keyword, [], 0.5, 0, 10).hits.map((h) => h.docid)).toEqual([1, 2]);
@@ -126,6 +133,12 @@ describe('hybrid and similar search on an index', () => {
     const keyword = await hybridSearch(h.index, { q: 'anything', offset: 0, limit: 2, semantic: { embedder: 'manual', semanticRatio: 0, vector: Float32Array.from(at(55)) } }, keywordOnly(['e', 'd']), h.extension);
     expect(ids(keyword.hits)).toEqual(['e', 'd']);
     expect(keyword.semanticHitCount).toBe(0);
+  });
+
+  it('searches by vector alone when there is no query text', async () => {
+    const result = await hybridSearch(h.index, { q: '', offset: 0, limit: 2, semantic: { embedder: 'manual', semanticRatio: 0.5, vector: Float32Array.from(at(170)) } }, keywordOnly(['e', 'a'], 1), h.extension);
+    expect(ids(result.hits)).toEqual(['d', 'c']);
+    expect(result.semanticHitCount).toBe(2);
   });
 
   it('merges both sides in between', async () => {

@@ -30,7 +30,7 @@ import type { RuleDetail } from './ranking/score.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, type SearchParams } from './params.js';
 import { keywordSearch, presentHit, search, type KeywordResult, type SearchResponse } from './search.js';
-import { computeFacets } from './seams.js';
+import { computeFacets, distinctFilter } from './seams.js';
 
 export interface RankedHit {
   docid: number;
@@ -216,6 +216,8 @@ export interface HybridQuery {
   filter?: Bitmap;
   rankingScoreThreshold?: number | null;
   semantic: SemanticParams;
+  /** A fresh distinct-attribute predicate (stateful: keeps the first hit of each value). */
+  distinct?: () => (docid: number) => boolean;
 }
 
 export interface HybridResult extends Ranking {
@@ -246,15 +248,18 @@ export async function hybridSearch(
     return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
   }
 
-  const hasQuery = query.semantic.vector !== undefined || (query.q ?? '') !== '';
-  if (ratio === 1) {
+  const hasText = (query.q ?? '') !== '';
+  const hasQuery = query.semantic.vector !== undefined || hasText;
+  // semantic only: asked for, or a vector without words (a placeholder keyword side would only add noise)
+  if (ratio === 1 || (query.semantic.vector !== undefined && !hasText)) {
     if (!hasQuery) {
       const kw = await keyword({ offset: 0, limit: window });
       return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
     }
     const vector = query.semantic.vector ?? (await embedQuery(index.settings, query.semantic.embedder, query.q ?? ''));
     const sem = await semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension);
-    const hits = page(sem.hits);
+    const keep = query.distinct?.();
+    const hits = page(keep ? sem.hits.filter((h) => keep(h.docid)) : sem.hits);
     return { hits, candidates: sem.candidates, semanticHitCount: hits.length, queryVector: vector };
   }
 
@@ -271,7 +276,7 @@ export async function hybridSearch(
     }
   }
   const sem = await semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension);
-  const merged = mergeRankings(kw.hits, sem.hits, ratio, query.offset, query.limit);
+  const merged = mergeRankings(kw.hits, sem.hits, ratio, query.offset, query.limit, query.distinct?.());
   return {
     hits: merged.hits,
     candidates: RoaringBitmap32.or(kw.candidates, sem.candidates),
@@ -295,6 +300,7 @@ export function mergeRankings(
   ratio: number,
   offset: number,
   limit: number,
+  distinct?: (docid: number) => boolean,
 ): { hits: RankedHit[]; semanticHitCount: number } {
   const seen = new Set<number>();
   const out: RankedHit[] = [];
@@ -311,6 +317,7 @@ export function mergeRankings(
     else i++;
     if (seen.has(hit.docid)) continue;
     seen.add(hit.docid);
+    if (distinct && !distinct(hit.docid)) continue;
     if (skipped < offset) {
       skipped++;
       continue;
@@ -341,6 +348,7 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
 
   const paging = pageWindow(params, settings.pagination.maxTotalHits);
   const filter = params.filter !== null ? index.filterDocids(params.filter, 'invalid_search_filter') : undefined;
+  const distinctField = params.distinct ?? settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
   const keyword: KeywordRanker = ({ limit }) => {
     const result = keywordSearch(index, params, limit);
@@ -349,7 +357,15 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
   };
   const result = await hybridSearch(
     index,
-    { q: params.q, offset: paging.skip, limit: paging.take, filter, rankingScoreThreshold: params.rankingScoreThreshold, semantic },
+    {
+      q: params.q,
+      offset: paging.skip,
+      limit: paging.take,
+      filter,
+      rankingScoreThreshold: params.rankingScoreThreshold,
+      semantic,
+      distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+    },
     keyword,
     extension,
   );
