@@ -95,15 +95,26 @@ function idOf(doc: Document, primaryKey: string | null, docid: number): unknown 
   return key !== undefined && doc[key] !== undefined ? doc[key] : docid;
 }
 
-function validate(changes: readonly DocumentChange[], store: IndexStore): Array<LatLng | null> {
+/** Points of the changed documents, keyed by docid with the document they were read from. */
+type PreparedPoints = Map<number, { doc: Document; point: LatLng | null }>;
+
+function validate(changes: readonly DocumentChange[], store: IndexStore): PreparedPoints {
   const primaryKey = store.primaryKey;
-  return changes.map((c) => (c.after ? extractGeoPoint(c.after, idOf(c.after, primaryKey, c.docid)) : null));
+  const out: PreparedPoints = new Map();
+  for (const c of changes) if (c.after) out.set(c.docid, { doc: c.after, point: extractGeoPoint(c.after, idOf(c.after, primaryKey, c.docid)) });
+  return out;
 }
 
-export function applyGeoChanges(store: IndexStore, settings: Settings, changes: readonly DocumentChange[], points?: Array<LatLng | null>): void {
+export function applyGeoChanges(store: IndexStore, settings: Settings, changes: readonly DocumentChange[], prepared?: PreparedPoints): void {
   if (!geoEnabled(settings)) return;
   const dbs = geoDbs(store);
-  const after = points ?? validate(changes, store);
+  const primaryKey = store.primaryKey;
+  // Reuse what `prepare` read when it saw the very same document; read it again otherwise.
+  const pointOf = (change: DocumentChange): LatLng | null => {
+    if (!change.after) return null;
+    const known = prepared?.get(change.docid);
+    return known && known.doc === change.after ? known.point : extractGeoPoint(change.after, idOf(change.after, primaryKey, change.docid));
+  };
   const deltas = new Map<string, { cell: [number, number]; add: number[]; remove: number[] }>();
   const delta = (cell: [number, number]) => {
     const key = cell.join(',');
@@ -111,10 +122,10 @@ export function applyGeoChanges(store: IndexStore, settings: Settings, changes: 
     if (!d) deltas.set(key, (d = { cell, add: [], remove: [] }));
     return d;
   };
-  changes.forEach((change, i) => {
+  for (const change of changes) {
     const old = dbs.points.get(change.docid) ?? null;
-    const now = after[i] ?? null;
-    if (old && now && old[0] === now[0] && old[1] === now[1]) return;
+    const now = pointOf(change);
+    if (old && now && old[0] === now[0] && old[1] === now[1]) continue;
     if (old) {
       delta(cellOf(old)).remove.push(change.docid);
       dbs.points.removeSync(change.docid);
@@ -123,7 +134,7 @@ export function applyGeoChanges(store: IndexStore, settings: Settings, changes: 
       delta(cellOf(now)).add.push(change.docid);
       dbs.points.putSync(change.docid, now);
     }
-  });
+  }
   for (const d of deltas.values()) {
     const bitmap = readBitmap(dbs.cells.get(d.cell));
     bitmap.removeMany(d.remove);
@@ -143,8 +154,7 @@ export const geoExtension: IndexExtension = {
     return geoEnabled(settings) ? validate(changes, store) : null;
   },
   apply(changes: readonly DocumentChange[], ctx: ApplyContext): void {
-    const prepared = Array.isArray(ctx.prepared) && ctx.prepared.length === changes.length ? (ctx.prepared as Array<LatLng | null>) : undefined;
-    applyGeoChanges(ctx.store, ctx.settings, changes, prepared);
+    applyGeoChanges(ctx.store, ctx.settings, changes, ctx.prepared instanceof Map ? (ctx.prepared as PreparedPoints) : undefined);
   },
   clear(store: IndexStore): void {
     const dbs = geoDbs(store);
