@@ -5,7 +5,7 @@ import { evaluateFilter } from '../../src/engine/search/filter/evaluate.js';
 import { parseFilter } from '../../src/engine/search/filter/parser.js';
 import { haversine } from '../../src/engine/search/geo/distance.js';
 import { extractGeoPoint, geoExtension } from '../../src/engine/search/geo/extension.js';
-import { geoDistance } from '../../src/engine/search/geo/query.js';
+import { geoDistance, hitGeoDistance } from '../../src/engine/search/geo/query.js';
 import { parseSort } from '../../src/engine/search/sort/parse.js';
 import { sortDocids } from '../../src/engine/search/sort/buckets.js';
 import type { Document } from '../../src/engine/types.js';
@@ -72,6 +72,9 @@ describe('geo on world cities', () => {
       ['Saint-Quentin-en-Yvelines', 25802],
       ['Cergy-Pontoise', 28575],
     ]);
+    // what a hit shows as `_geoDistance`: only when sorting by `_geoPoint`
+    expect(hitGeoDistance(index.store, order[1]!, [{ kind: 'field', field: 'population', order: 'asc' }, ...criteria])).toBe(8118);
+    expect(hitGeoDistance(index.store, order[1]!, [{ kind: 'field', field: 'population', order: 'asc' }])).toBeUndefined();
     // every city, farthest first, matches a brute-force sort
     const desc = sortDocids(index.store, index.store.docids(), parseSort([`_geoPoint(${PARIS[0]}, ${PARIS[1]}):desc`], index.settings)!);
     const want = worldCities()

@@ -101,3 +101,16 @@ export function* geoSortBuckets(store: IndexStore, candidates: Bitmap, origin: L
   }
   if (!missing.isEmpty) yield missing;
 }
+
+/**
+ * `_geoDistance` to add to a hit: the distance to the point of the first `_geoPoint` sort
+ * criterion, or undefined when the search does not sort by distance or the hit has no point.
+ */
+export function hitGeoDistance(
+  store: IndexStore,
+  docid: number,
+  criteria: ReadonlyArray<{ kind: string; point?: LatLng }> | null | undefined,
+): number | undefined {
+  const geo = criteria?.find((c) => c.kind === 'geo' && c.point);
+  return geo ? geoDistance(store, docid, geo.point!) : undefined;
+}
