@@ -11,7 +11,7 @@
  * Every figure is reported as a ratio against hnswlib-node.
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,7 +143,8 @@ async function child(role, args) {
     const store = new IndexStore(args.path);
     const vs = new VectorStore(store, 'default', { dimensions: DIM, distance: 'cosine' });
     const rows = [];
-    for (const ef of args.efs) rows.push({ ef, ...runQueries(data, gts, (q) => vs.search(q, K, undefined, { ef }).map((h) => h.docid)) });
+    const rerank = process.env.VECTOR_BENCH_RERANK ? Number(process.env.VECTOR_BENCH_RERANK) : undefined;
+    for (const ef of args.efs) rows.push({ ef, ...runQueries(data, gts, (q) => vs.search(q, K, undefined, { ef, rerank }).map((h) => h.docid)) });
     const auto = { ef: efSearch(K, n), ...runQueries(data, gts, (q) => vs.search(q, K).map((h) => h.docid)) };
     const mem = memory();
     await store.close();
@@ -180,17 +181,29 @@ function qpsAtRecall(rows, target) {
 async function main() {
   const n = Number(process.env.VECTOR_BENCH_N ?? 200_000);
   const { BUILD } = await import(join(DIST, 'vector', 'params.js'));
-  const dir = mkdtempSync(join(tmpdir(), 'vector-bench-'));
+  // VECTOR_BENCH_DIR keeps the built indexes (and reuses them when present) between runs.
+  const keep = process.env.VECTOR_BENCH_DIR;
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'vector-bench-'));
+  mkdirSync(dir, { recursive: true });
+  const builtPath = join(dir, 'build.json');
   const truthPath = join(dir, 'truth.i32');
   saveTruth(truthPath, truth(loadData(n), n));
   const common = { n, M: BUILD.M, efConstruction: BUILD.efConstruction, truth: truthPath };
   try {
     console.log(`vector bench: GloVe-100, ${n} base vectors, ${cpus().length} cores, M=${BUILD.M}, efConstruction=${BUILD.efConstruction}`);
-    const hb = await spawn('hnsw-build', { ...common, path: join(dir, 'hnsw.idx') });
+    let hb;
+    let ob;
+    if (keep && existsSync(builtPath)) {
+      ({ hb, ob } = JSON.parse(readFileSync(builtPath, 'utf8')));
+      console.log('  (reusing the indexes built earlier in', dir, ')');
+    } else {
+      hb = await spawn('hnsw-build', { ...common, path: join(dir, 'hnsw.idx') });
+      ob = await spawn('ours-build', { ...common, path: join(dir, 'ours') });
+      writeFileSync(builtPath, JSON.stringify({ hb, ob }));
+    }
     console.log(`  hnswlib-node build: ${hb.insertsPerSec.toFixed(0)} inserts/s`);
-    const ob = await spawn('ours-build', { ...common, path: join(dir, 'ours') });
     console.log(`  our store build:    ${ob.insertsPerSec.toFixed(0)} inserts/s`);
-    const efs = [32, 64, 100, 128, 160, 200, 300];
+    const efs = (process.env.VECTOR_BENCH_EFS ?? '32,64,100,128,160,200,300').split(',').map(Number);
     const hs = await spawn('hnsw-serve', { ...common, path: join(dir, 'hnsw.idx'), efs });
     const os = await spawn('ours-serve', { ...common, path: join(dir, 'ours'), efs });
     const fmt = (r) => `recall ${r.recall.toFixed(4)} qps ${r.qps.toFixed(0)}`;
@@ -212,7 +225,7 @@ async function main() {
     for (const row of table) console.log('| ' + row.join(' | ') + ' |');
     return { n, hb, ob, hs, os, table };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 

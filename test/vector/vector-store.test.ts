@@ -157,6 +157,17 @@ describe('churn, restart and multi-vector documents', () => {
     expect(qs.map((q) => vs.search(q, 10))).toEqual(before);
     expect(meanRecall(vs, vectors, qs)).toBeGreaterThanOrEqual(0.95);
     await store.close();
+
+    // Warming the pages at open changes nothing but the page cache.
+    process.env.VECTORSTORE_READER_PREFETCH_MEMORY = 'true';
+    try {
+      store = new IndexStore(dir);
+      vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+      expect(qs.map((q) => vs.search(q, 10))).toEqual(before);
+      await store.close();
+    } finally {
+      delete process.env.VECTORSTORE_READER_PREFETCH_MEMORY;
+    }
   });
 
   test('a document with several vectors is found by its closest one, once', () => {
@@ -190,6 +201,20 @@ describe('churn, restart and multi-vector documents', () => {
     const vs = new VectorStore(store, 'dims', { dimensions: 4, distance: 'cosine' });
     expect(() => store.write(() => vs.upsert(1, [new Float32Array(3)]))).toThrow(/4 dimensions/);
     expect(() => vs.search(new Float32Array(5), 1)).toThrow(/4 dimensions/);
+  });
+
+  test('vectors stored under another configuration read as empty and are dropped by the next write', () => {
+    const store = tempStore();
+    const four = new VectorStore(store, 'conf', { dimensions: 4, distance: 'cosine' });
+    store.write(() => four.upsert(1, [Float32Array.of(1, 0, 0, 0)]));
+    const three = new VectorStore(store, 'conf', { dimensions: 3, distance: 'cosine' });
+    expect(three.count()).toBe(0);
+    expect(three.search(Float32Array.of(1, 0, 0), 5)).toEqual([]);
+    store.write(() => three.upsert(2, [Float32Array.of(0, 1, 0)]));
+    const again = new VectorStore(store, 'conf', { dimensions: 3, distance: 'cosine' });
+    expect(again.count()).toBe(1);
+    expect(again.get(1)).toEqual([]);
+    expect(again.search(Float32Array.of(0, 1, 0), 5).map((h) => h.docid)).toEqual([2]);
   });
 });
 

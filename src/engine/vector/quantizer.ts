@@ -85,13 +85,17 @@ export class Quantizer {
       packBits(v, out, offset);
       return;
     }
-    const x = this.distance === 'cosine' ? normalized(v) : v;
-    const inv = 1 / this.scale;
-    const view = new Int8Array(out.buffer, out.byteOffset, out.byteLength);
-    for (let i = 0; i < x.length; i++) {
-      const c = Math.round(x[i]! * inv);
-      view[offset + i] = c > 127 ? 127 : c < -127 ? -127 : c;
+    let inv = 1 / this.scale;
+    if (this.distance === 'cosine') {
+      let n = 0;
+      for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+      if (n > 0) inv /= Math.sqrt(n);
     }
-    out.fill(0, offset + x.length, offset + this.stride);
+    for (let i = 0; i < v.length; i++) {
+      const c = Math.round(v[i]! * inv);
+      // Two's complement byte of the clamped code.
+      out[offset + i] = (c > 127 ? 127 : c < -127 ? -127 : c) & 0xff;
+    }
+    out.fill(0, offset + v.length, offset + this.stride);
   }
 }

@@ -92,6 +92,8 @@ export class VectorStore {
   private limbo: number[] = [];
   /** Removed from their documents, still in the graph until `settle` repairs around them. */
   private doomed: number[] = [];
+  /** The databases hold vectors of another configuration (see `reload`). */
+  private stale = false;
   private readonly scratch: Float32Array;
 
   constructor(
@@ -136,6 +138,7 @@ export class VectorStore {
   /** Replace the vectors of `docid` (none removes it). Call inside `store.write`. */
   upsert(docid: number, vectors: Float32Array[]): void {
     this.sync();
+    this.dropStale();
     for (const v of vectors) this.checkDimensions(v);
     const old = this.docSlots.get(docid);
     if (old && this.sameVectors(old, vectors)) return;
@@ -161,6 +164,7 @@ export class VectorStore {
   /** Remove every vector of `docid`. Call inside `store.write`. */
   delete(docid: number): void {
     this.sync();
+    this.dropStale();
     const old = this.docSlots.get(docid);
     if (!old) return;
     this.removeSlots(docid, old);
@@ -170,16 +174,19 @@ export class VectorStore {
   /** Link every pending vector into the graph now (otherwise done at a threshold). */
   flush(): void {
     this.sync();
+    this.dropStale();
     this.merge();
     this.commitRam();
   }
 
+  private dropStale(): void {
+    if (this.stale) this.clear();
+  }
+
   /** Drop every vector. Call inside `store.write`. */
   clear(): void {
-    for (const db of [this.vec, this.codes, this.links, this.docs]) {
-      for (const key of db.getKeys()) db.removeSync(key);
-    }
-    for (const key of this.meta.getKeys()) this.meta.removeSync(key);
+    // clearSync joins the caller's write transaction (rolled back with it).
+    for (const db of [this.vec, this.codes, this.links, this.docs, this.meta]) db.clearSync();
     this.gen = -1;
     this.sync();
   }
@@ -188,7 +195,7 @@ export class VectorStore {
    * The `k` documents closest to `query`, restricted to `filter` when given. Distances are
    * exact; `similarity` maps them to [0, 1].
    */
-  search(query: Float32Array, k: number, filter?: Bitmap, tuning: { ef?: number } = {}): VectorHit[] {
+  search(query: Float32Array, k: number, filter?: Bitmap, tuning: { ef?: number; rerank?: number } = {}): VectorHit[] {
     this.sync();
     this.checkDimensions(query);
     this.settle();
@@ -221,7 +228,7 @@ export class VectorStore {
       } else {
         // Re-rank the best code-ranked candidates with exact vectors; go further only when
         // documents with several vectors left fewer than k distinct documents.
-        const keep = rerankCount(k, ef);
+        const keep = tuning.rerank ?? rerankCount(k, ef);
         let i = 0;
         for (; i < found.ids.length && i < keep; i++) this.offer(best, found.ids[i]!, this.exactDistanceTo(query, qNorm, found.ids[i]!));
         for (; i < found.ids.length && best.size < k; i++) this.offer(best, found.ids[i]!, this.exactDistanceTo(query, qNorm, found.ids[i]!));
@@ -407,12 +414,10 @@ export class VectorStore {
   }
 
   private reload(saved: State | undefined): void {
-    if (saved && (saved.dimensions !== this.dimensions || saved.distance !== this.distance || saved.binaryQuantized !== this.binaryQuantized)) {
-      throw new SearchError(
-        'invalid_settings_embedders',
-        `The vector store of embedder \`${this.embedder}\` holds ${saved.dimensions}-dimension ${saved.distance} vectors; clear it before changing its configuration.`,
-      );
-    }
+    // Vectors stored under another configuration (dimensions, distance, quantization) cannot be
+    // searched with this one: the store reads as empty and the next write drops them.
+    this.stale = !!saved && (saved.dimensions !== this.dimensions || saved.distance !== this.distance || saved.binaryQuantized !== this.binaryQuantized);
+    if (this.stale) saved = undefined;
     const state: State = saved
       ? { ...saved }
       : {
@@ -430,7 +435,7 @@ export class VectorStore {
           vectors: 0,
         };
     this.state = state;
-    this.gen = state.gen;
+    this.gen = this.stale ? (this.meta.get('gen') as number) : state.gen;
     this.quantizer = new Quantizer(this.distance, this.dimensions, this.binaryQuantized, state.scale ?? 1);
     const graph = new Graph(this.quantizer.stride, this.quantizer.metric, { M: state.M, efConstruction: state.efConstruction });
     graph.ensure(state.nextSlot);
