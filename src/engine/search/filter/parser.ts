@@ -418,7 +418,7 @@ class Parser {
     return { inner: this.src.slice(i + 1, close), innerStart: i + 1, end: close + 1 };
   }
 
-  private float(text: string, at: number): number | null {
+  private float(text: string): number | null {
     const t = text.trim();
     return FLOAT.test(t) ? Number(t) : null;
   }
@@ -436,7 +436,7 @@ class Parser {
     const usage = 'The `_geoRadius` filter expects three arguments: `_geoRadius(latitude, longitude, radius)`.';
     const args = this.geoArgs(start, '_geoRadius');
     if (!args) throw this.fail(usage, start, this.src.length);
-    const numbers = args.inner.split(',').map((part) => this.float(part, args.innerStart));
+    const numbers = args.inner.split(',').map((part) => this.float(part));
     if (numbers.length !== 3 || numbers.some((n) => n === null)) throw this.fail(usage, start, args.end);
     const [lat, lng, radius] = numbers as number[];
     const token: Token = { value: this.src.slice(start, args.end), start, end: args.end, source: this.src };
@@ -452,7 +452,7 @@ class Parser {
     const groups = trimmed.slice(1, -1).split(/\]\s*,\s*\[/);
     const points: GeoPoint[] = [];
     for (const group of groups) {
-      const parts = group.split(',').map((p) => this.float(p, 0));
+      const parts = group.split(',').map((p) => this.float(p));
       if (parts.length !== 2 || parts.some((p) => p === null)) return null;
       points.push([parts[0]!, parts[1]!]);
     }
