@@ -9,7 +9,7 @@ import { startSecured, type SecuredHarness } from './harness.js';
 
 const MASTER = 'tenant-search-master-key-0123456789';
 type Movie = { id: number; title: string; year: number; genres: string[] };
-const MOVIES = (JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Movie[]).slice(0, 2000);
+const MOVIES = (JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Movie[]).slice(0, 1200);
 const COMEDIES = MOVIES.filter((m) => m.genres.includes('Comedy'));
 
 let h: SecuredHarness;
