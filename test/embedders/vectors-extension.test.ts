@@ -238,3 +238,17 @@ describe('provider drift', () => {
     }
   });
 });
+
+describe('composite embedder', () => {
+  it('embeds documents with the indexing side; changing the search side re-embeds nothing', async () => {
+    const side = (path: string) => ({ source: 'ollama', model: 'm', url: `${provider.url}${path}` });
+    await h.setEmbedders(updateEmbedders({}, { c: { source: 'composite', indexingEmbedder: { ...side('/api/embed'), documentTemplate: '{{doc.title}}' }, searchEmbedder: side('/api/embeddings') } }));
+    await h.add([{ id: '1', title: 'shark' }]);
+    expect(provider.received.map((r) => r.path)).toEqual(['/api/embed']);
+    expect(Array.from(h.extension.vectorStore(h.store, 'c')!.get(h.docid('1'))![0]!)).toEqual(toyEmbedding('shark'));
+    provider.received.length = 0;
+    const before = h.settings;
+    const embedders = updateEmbedders(before.embedders, { c: { searchEmbedder: { ...side('/api/embeddings'), model: 'other' } } });
+    expect(h.extension.needsReindex(before, { ...before, embedders })).toBe(false);
+  });
+});

@@ -359,9 +359,9 @@ function renderFor(doc: Document, config: EmbedderSettings, settings: Settings):
  */
 function fingerprint(config: EmbedderSettings): string {
   const strip = (c: Record<string, unknown>): Record<string, unknown> => {
-    const { apiKey: _k, distribution: _d, headers: _h, ...rest } = c;
-    for (const nested of ['searchEmbedder', 'indexingEmbedder'])
-      if (rest[nested] && typeof rest[nested] === 'object') rest[nested] = strip(rest[nested] as Record<string, unknown>);
+    // a composite's search side only embeds queries: documents' vectors come from the indexing side
+    const { apiKey: _k, distribution: _d, headers: _h, searchEmbedder: _s, ...rest } = c;
+    if (rest.indexingEmbedder && typeof rest.indexingEmbedder === 'object') rest.indexingEmbedder = strip(rest.indexingEmbedder as Record<string, unknown>);
     return rest;
   };
   return stableJson(strip(config));
