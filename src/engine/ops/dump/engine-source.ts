@@ -76,8 +76,9 @@ function* indexes(engine: Engine): Generator<DumpIndex> {
 }
 
 function* documents(index: ReturnType<Engine['index']>): Generator<Document> {
-  // a snapshot of the live docids: the dump task runs alone, so nothing changes under it
-  for (const docid of index.store.docids().toArray()) {
+  // the dump task runs alone, so the live docids do not change under this iteration; iterating
+  // the bitmap (not an array of it) keeps memory flat whatever the index size
+  for (const docid of index.store.docids()) {
     const stored = index.store.getDocument(docid);
     if (!stored) continue;
     // the presenter knows how vectors are stored; everything else comes from the stored document
