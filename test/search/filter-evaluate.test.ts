@@ -163,7 +163,7 @@ describe('filter evaluator vs brute force on movies', () => {
     // Every 12th film (about 3,000, all decades), with a derived nested object to exercise dots.
     const subset = movies()
       .filter((_, i) => i % 12 === 0)
-      .map((m) => ({ ...m, info: { decade: Math.floor((m.year as number) / 10) * 10, lead: (m.cast as string[])[0] ?? null } }));
+      .map((m): Document => ({ ...m, info: { decade: Math.floor((m.year as number) / 10) * 10, lead: (m.cast as string[])[0] ?? null } }));
     index = new TestIndex('id', settings);
     await index.add(subset);
     docs = index.allDocuments();

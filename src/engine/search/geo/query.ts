@@ -8,6 +8,7 @@ import { RoaringBitmap32, type Bitmap, type IndexStore } from '../../index/store
 import { orDocids } from '../facets/databases.js';
 import { haversine, inBoundingBox, inPolygon, lngSpan, radiusBounds, type LatLng } from './distance.js';
 import { geoDbs } from './extension.js';
+import type { SortCriterion } from '../sort/parse.js';
 
 /** Union of the cells whose latitude row is in [latMin, latMax] and longitude in the ranges. */
 function cellsDocids(store: IndexStore, latMin: number, latMax: number, lngRanges: Array<[number, number]>): Bitmap {
@@ -109,8 +110,8 @@ export function* geoSortBuckets(store: IndexStore, candidates: Bitmap, origin: L
 export function hitGeoDistance(
   store: IndexStore,
   docid: number,
-  criteria: ReadonlyArray<{ kind: string; point?: LatLng }> | null | undefined,
+  criteria: readonly SortCriterion[] | null | undefined,
 ): number | undefined {
-  const geo = criteria?.find((c) => c.kind === 'geo' && c.point);
-  return geo ? geoDistance(store, docid, geo.point!) : undefined;
+  const geo = criteria?.find((c) => c.kind === 'geo');
+  return geo?.kind === 'geo' ? geoDistance(store, docid, geo.point) : undefined;
 }
