@@ -252,3 +252,18 @@ describe('composite embedder', () => {
     expect(h.extension.needsReindex(before, { ...before, embedders })).toBe(false);
   });
 });
+
+describe('turning binary quantization on', () => {
+  it('quantizes the stored vectors without calling the provider again', async () => {
+    await h.setEmbedders(rest());
+    await h.add([{ id: '1', title: 'shark' }, { id: '2', title: 'whale' }]);
+    provider.received.length = 0;
+    await h.setEmbedders(updateEmbedders(h.settings.embedders, { gen: { binaryQuantized: true } }));
+    expect(provider.received).toHaveLength(0);
+    expect(Array.from(h.extension.vectorStore(h.store, 'gen')!.get(h.docid('2'))![0]!)).toEqual(toyEmbedding('whale'));
+    expect(h.store.main.get('embeddingStats')).toEqual({ numberOfEmbeddings: 2, numberOfEmbeddedDocuments: 2 });
+    // a later text change embeds again
+    await h.add([{ id: '2', title: 'orca' }], 'update');
+    expect(provider.received.map((r) => r.body.inputs)).toEqual([['orca']]);
+  });
+});

@@ -155,6 +155,7 @@ export class VectorsExtension implements IndexExtension {
       prepared.plans.set(name, new Map());
       pending.set(name, []);
     }
+    const quantizing = new Map(names.map((n) => [n, this.quantizationSource(store, n, settings.embedders[n]!)]));
 
     for (const change of changes) {
       const doc = change.after;
@@ -196,6 +197,13 @@ export class VectorsExtension implements IndexExtension {
           plans.set(change.docid, { kind: 'keep' });
           continue;
         }
+        // turning binary quantization on: the float vectors already stored are quantized, not re-embedded
+        const source = quantizing.get(name);
+        const stored = source && previous?.regenerate && previous.hash === contentHash(text, source.before) ? source.store.get(change.docid) : undefined;
+        if (stored && stored.length) {
+          plans.set(change.docid, { kind: 'set', vectors: stored, state: { hash, regenerate: true, count: stored.length } });
+          continue;
+        }
         pending.get(name)!.push({ docid: change.docid, id, text, hash });
       }
     }
@@ -207,6 +215,19 @@ export class VectorsExtension implements IndexExtension {
       if (known !== undefined) prepared.dimensions.set(name, known);
     }
     return prepared;
+  }
+
+  /**
+   * When the only change to an embedder is `binaryQuantized: true`, its current (float) store
+   * and previous configuration, so that `prepare` can reuse the vectors.
+   */
+  private quantizationSource(store: IndexStore, name: string, config: EmbedderSettings): { store: VectorStoreLike; before: EmbedderSettings } | undefined {
+    const meta = this.state(store).meta.get(name);
+    if (!meta || meta.binaryQuantized || config.binaryQuantized !== true) return undefined;
+    const before = { ...config, binaryQuantized: false };
+    const { binaryQuantized: _b, ...unset } = config;
+    const previous = [before, unset as EmbedderSettings].find((c) => fingerprint(c) === meta.fingerprint);
+    return previous ? { store: this.storeFor(store, name, meta), before: previous } : undefined;
   }
 
   private async embedAll(
