@@ -27,7 +27,7 @@ function films(): Document[] {
 describe('hybrid search with the offline local model on films', () => {
   let dir: string;
   let engine: Engine;
-  const done = async (p: Promise<{ taskUid: number }>) => engine.waitForTask((await p).taskUid, { timeoutMs: 120_000 });
+  const done = async (p: Promise<{ taskUid: number }>) => engine.waitForTask((await p).taskUid, { timeoutMs: 300_000 });
   const titles = (hits: Document[]) => hits.map((h) => h.title);
 
   beforeAll(async () => {
@@ -43,7 +43,7 @@ describe('hybrid search with the offline local model on films', () => {
     );
     expect(settings.error).toBeNull();
     expect(settings.status).toBe('succeeded');
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await engine?.close();
