@@ -9,6 +9,7 @@ import type { DocumentBatch, Target } from '../../src/migrate/target.js';
 import { migrateQdrant, type MigrateOptions } from '../../src/migrate/pipeline.js';
 import { citiesCollection, edgeCollection, LEDGER_EDGE_IDS, ledgerCollection, moviesCollection } from '../qdrant-server/fixtures.js';
 import { startQdrantServer, type QdrantTestServer } from '../qdrant-server/server.js';
+import { arraySource } from '../qdrant-server/collection.js';
 
 let server: QdrantTestServer;
 const dirs: string[] = [];
@@ -19,7 +20,8 @@ const tmp = () => {
 };
 
 beforeAll(async () => {
-  server = await startQdrantServer({ collections: [citiesCollection(), moviesCollection(), ledgerCollection(), edgeCollection()] });
+  const empty = { name: 'empty', vectors: { size: 2, distance: 'Cosine' as const }, points: arraySource([]) };
+  server = await startQdrantServer({ collections: [citiesCollection(), moviesCollection(), ledgerCollection(), edgeCollection(), empty] });
 });
 afterAll(async () => {
   await server.close();
@@ -73,6 +75,14 @@ describe('migrate pipeline into the embedded engine', () => {
       expect(docs.get('291074')).toMatchObject({ id: '291074', name: 'Ras Al Khaimah City', _geo: { lat: 25.78953, lng: 55.9432 }, place: { timezone: 'Asia/Dubai' } });
       expect(docs.get('291074')!.location).toBeUndefined();
       expect(c.report.converted).toEqual([expect.objectContaining({ what: 'location', count: 500 })]);
+    });
+  });
+
+  it('migrates an empty collection into an empty, configured index', async () => {
+    await withTarget(async (target) => {
+      const r = await migrateQdrant(options('empty'), target);
+      expect(r.collections[0]).toMatchObject({ status: 'migrated', verification: { passed: true, qdrantCount: 0, documentCount: 0 } });
+      expect((await target.getSettings('empty')).embedders).toEqual({ default: expect.objectContaining({ source: 'userProvided', dimensions: 2 }) });
     });
   });
 
