@@ -66,7 +66,7 @@ export async function startHarness(options: ServerOptions = {}): Promise<Harness
     dir,
     request,
     async wait(taskUid: number) {
-      return (await engine.waitForTask(taskUid, { timeoutMs: 150_000 })) as unknown as Record<string, unknown>;
+      return (await engine.waitForTask(taskUid, { timeoutMs: 280_000 })) as unknown as Record<string, unknown>;
     },
     async stop() {
       await server.close();

@@ -25,7 +25,8 @@ let h: Harness;
 let client: Meilisearch;
 beforeAll(async () => {
   h = await startHarness();
-  client = new Meilisearch({ host: h.url });
+  // Generous waits: the shared CI machine can be heavily loaded; the client's default is 5 s.
+  client = new Meilisearch({ host: h.url, defaultWaitOptions: { timeout: 120_000, interval: 50 } });
 });
 afterAll(async () => {
   await h.stop();
@@ -44,8 +45,8 @@ test('the official client drives the whole document and task flow', async () => 
   const ndjsonIndex = client.index<Movie>('movies_ndjson');
   const ndjson = MORE.map((m) => JSON.stringify(m)).join('\n');
   const [jsonTask, ndjsonTask] = await Promise.all([
-    jsonIndex.addDocuments(MOVIES).waitTask({ timeout: 150_000 }),
-    ndjsonIndex.addDocumentsFromString(ndjson, 'application/x-ndjson', { primaryKey: 'id' }).waitTask({ timeout: 150_000 }),
+    jsonIndex.addDocuments(MOVIES).waitTask({ timeout: 280_000 }),
+    ndjsonIndex.addDocumentsFromString(ndjson, 'application/x-ndjson', { primaryKey: 'id' }).waitTask({ timeout: 280_000 }),
   ]);
   expect(jsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 5_000, indexedDocuments: 5_000 } });
   expect(ndjsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 5_000, indexedDocuments: 5_000 } });
@@ -107,4 +108,4 @@ test('the official client drives the whole document and task flow', async () => 
   expect((await jsonIndex.getDocuments()).total).toBe(0);
   expect((await client.deleteIndex('movies_json').waitTask()).status).toBe('succeeded');
   expect((await client.getIndexes()).results.map((i) => i.uid)).toEqual(['movies_ndjson']);
-}, 200_000);
+}, 300_000);
