@@ -79,7 +79,7 @@ describe('incremental facet and geo maintenance', () => {
           await index.close();
         }
       }),
-      { numRuns: 40, seed: 11 },
+      { numRuns: 30, seed: 11 },
     );
   }, 60_000);
 });
