@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { json, serve, waitTask, type Served } from './serve-process.js';
+import { json, killAll, serve, waitTask } from './serve-process.js';
 
 interface Movie {
   id: number;
@@ -18,10 +18,7 @@ const CHUNKS = 6;
 const CHUNK_SIZE = 1_000;
 
 // A server left running by a failed assertion must not outlive the test.
-const running: Served[] = [];
-afterEach(() => {
-  for (const served of running.splice(0)) served.process.kill('SIGKILL');
-});
+afterEach(killAll);
 
 test('acknowledged tasks survive a SIGKILL mid-import and complete after restart', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'search-crash-'));
@@ -30,7 +27,6 @@ test('acknowledged tasks survive a SIGKILL mid-import and complete after restart
   const args = ['--db-path', join(dir, 'data.ms'), '--log-level', 'off', '--max-indexing-memory', '1 MB'];
   const env = { PATH: process.env.PATH ?? '' };
   const first = await serve(args, env);
-  running.push(first);
 
   const acknowledged: number[] = [];
   const size = CHUNK_SIZE;
@@ -62,7 +58,6 @@ test('acknowledged tasks survive a SIGKILL mid-import and complete after restart
   expect(statuses.filter((s) => s === 'enqueued' || s === 'processing').length).toBeGreaterThan(0);
 
   const second = await serve(args, env);
-  running.push(second);
   try {
     for (const uid of acknowledged) {
       const task = await waitTask(second.url, uid);

@@ -10,6 +10,14 @@ export interface Served {
   output: () => string;
 }
 
+const running = new Set<ResultPromise>();
+
+/** SIGKILL every server still running (call after each test, so a failed assertion leaks none). */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
 /** Start `search serve` with the given flags and wait until the banner prints the address. */
 export async function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
   const child = execa('node', [BIN, 'serve', '--http-addr', '127.0.0.1:0', ...args], {
@@ -18,9 +26,11 @@ export async function serve(args: string[], env: Record<string, string> = {}): P
     reject: false,
     all: true,
   });
+  running.add(child);
+  void child.finally(() => running.delete(child));
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner after 30 s:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no banner after 90 s:\n${output}`)), 90_000);
     child.all!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Server listening on: (http:\/\/\S+)/.exec(output);

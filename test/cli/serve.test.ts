@@ -3,10 +3,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { describe, expect, test } from 'vitest';
-import { BIN, json, serve, waitTask } from './serve-process.js';
+import { afterEach, describe, expect, test } from 'vitest';
+import { BIN, json, killAll, serve, waitTask } from './serve-process.js';
 
 const PATH_ENV = { PATH: process.env.PATH ?? '' };
+
+afterEach(killAll);
 
 describe('search CLI', () => {
   test('--help lists the commands with their descriptions; serve --help shows flags, env names and examples', async () => {
@@ -63,5 +65,5 @@ describe('search CLI', () => {
     expect((await json(`${second.url}/indexes/docs/documents/1`)).body).toEqual({ id: 1, text: 'kept' });
     second.process.kill('SIGINT');
     expect((await second.process).exitCode).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });
