@@ -95,6 +95,7 @@ export class VectorStore {
   /** The databases hold vectors of another configuration (see `reload`). */
   private stale = false;
   private readonly scratch: Float32Array;
+  private readonly scratchBytes: Uint8Array;
 
   constructor(
     private readonly store: IndexStore,
@@ -112,6 +113,7 @@ export class VectorStore {
     this.links = store.openDB(`${prefix}links`, { keyEncoding: 'uint32', encoding: 'binary' });
     this.docs = store.openDB(`${prefix}docs`, { keyEncoding: 'uint32', encoding: 'binary' });
     this.scratch = new Float32Array(this.dimensions);
+    this.scratchBytes = new Uint8Array(this.scratch.buffer);
     this.sync();
     if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.prefetch();
   }
@@ -277,9 +279,9 @@ export class VectorStore {
       }
       return h;
     }
-    const s = this.scratch;
-    new Uint8Array(s.buffer).set(raw.subarray(0, this.dimensions * 4));
-    return exactDistance(this.distance, query, s, qNorm);
+    // getBinaryFast's buffer is reused by the next read and may be unaligned: copy to scratch.
+    this.scratchBytes.set(raw.subarray(0, this.scratchBytes.length));
+    return exactDistance(this.distance, query, this.scratch, qNorm);
   }
 
   private exact(slot: number): Float32Array {
