@@ -49,6 +49,12 @@ describe('facets and geo over HTTP', () => {
     expect(res.facetStats?.population).toEqual({ min: Math.min(...pops), max: Math.max(...pops) });
   });
 
+  it('accepts the GET form of a geo sort (a comma inside the parentheses)', async () => {
+    const res = await h.request('GET', `/indexes/cities/search?limit=2&sort=${encodeURIComponent('_geoPoint(48.85341, 2.3488):asc,population:desc')}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.hits.map((hit: { name: string }) => hit.name)).toEqual(['Paris', 'Boulogne-Billancourt']);
+  });
+
   it('counts a facet over the whole index like a brute-force count', async () => {
     const res = await client.index('cities').search('', { facets: ['country'], limit: 0 });
     const want = new Map<string, number>();

@@ -136,6 +136,11 @@ describe('facets on movies', () => {
     );
     expect(thrown(() => parseSort(['_geo:asc'], index.settings)).message).toMatch(/^`_geo` is a reserved keyword and thus can't be used as a sort expression/);
     expect(thrown(() => parseSort('year:asc', { ...index.settings, rankingRules: ['words'] })).code).toBe('invalid_search_sort');
+    const geo = { ...index.settings, sortableAttributes: ['_geo', 'year'] };
+    expect(parseSort(['_geoPoint(1', ' 2):asc', 'year:desc'], geo)).toEqual([
+      { kind: 'geo', point: [1, 2], order: 'asc' },
+      { kind: 'field', field: 'year', order: 'desc' },
+    ]);
     expect(parseSort('year:asc,title:desc', index.settings)).toEqual([
       { kind: 'field', field: 'year', order: 'asc' },
       { kind: 'field', field: 'title', order: 'desc' },

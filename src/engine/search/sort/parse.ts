@@ -81,6 +81,26 @@ function parseOne(expression: string, settings: Settings): SortCriterion {
 }
 
 /**
+ * Undo a comma split made inside parentheses: a GET `sort=_geoPoint(1,2):asc` list split on every
+ * comma arrives as `['_geoPoint(1', '2):asc']`.
+ */
+function rejoinParentheses(items: readonly string[]): string[] {
+  const out: string[] = [];
+  let pending: string | null = null;
+  for (const item of items) {
+    const current: string = pending === null ? item : `${pending},${item}`;
+    const depth = (current.match(/\(/g)?.length ?? 0) - (current.match(/\)/g)?.length ?? 0);
+    if (depth > 0) pending = current;
+    else {
+      out.push(current);
+      pending = null;
+    }
+  }
+  if (pending !== null) out.push(pending);
+  return out;
+}
+
+/**
  * Parse and validate `sort` (array of strings, or the comma-separated GET form). Returns null
  * when there is nothing to sort on.
  */
@@ -91,13 +111,14 @@ export function parseSort(sort: unknown, settings: Settings): SortCriterion[] | 
     throw new SearchError(CODE, `Invalid value type at \`.sort\`: expected an array, but found ${JSON.stringify(sort)}`);
   }
   if (items.length === 0) return null;
+  const expressions = rejoinParentheses(items as string[]);
   if (!(settings.rankingRules ?? []).includes('sort')) {
     throw new SearchError(
       CODE,
       'You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.',
     );
   }
-  return (items as string[]).map((s) => parseOne(s.trim(), settings));
+  return expressions.map((s) => parseOne(s.trim(), settings));
 }
 
 /** Parse a custom ranking rule `field:asc|desc` (no validation against sortable attributes). */
