@@ -60,6 +60,11 @@ const CASES: Case[] = [
   { name: 'delete by filter with a number', method: 'POST', path: '/indexes/films/documents/delete', options: { json: { filter: 3 } }, status: 400, code: 'invalid_document_filter' },
   { name: 'swap with one index', method: 'POST', path: '/swap-indexes', options: { json: [{ indexes: ['films'] }] }, status: 400, code: 'invalid_swap_indexes', message: 'Two indexes must be given for each swap. The list `["films"]` contains 1 indexes.' },
   { name: 'swap without indexes', method: 'POST', path: '/swap-indexes', options: { json: [{}] }, status: 400, code: 'missing_swap_indexes' },
+  { name: 'settings value of the wrong type', method: 'PATCH', path: '/indexes/films/settings', options: { json: { stopWords: 5 } }, status: 400, code: 'invalid_settings_stop_words' },
+  { name: 'unknown setting', method: 'PATCH', path: '/indexes/films/settings', options: { json: { stopWord: ['a'] } }, status: 400, code: 'bad_request' },
+  { name: 'settings body not an object', method: 'PATCH', path: '/indexes/films/settings', options: { json: ['a'] }, status: 400, code: 'bad_request' },
+  { name: 'sub-route value of the wrong type', method: 'PUT', path: '/indexes/films/settings/ranking-rules', options: { json: 'words' }, status: 400, code: 'invalid_settings_ranking_rules' },
+  { name: 'sub-route unknown object field', method: 'PATCH', path: '/indexes/films/settings/typo-tolerance', options: { json: { enable: false } }, status: 400, code: 'invalid_settings_typo_tolerance' },
   // query strings
   { name: 'index offset not a number', method: 'GET', path: '/indexes?offset=abc', status: 400, code: 'invalid_index_offset', message: 'Invalid value in parameter `offset`: could not parse `abc` as a positive integer' },
   { name: 'index limit negative', method: 'GET', path: '/indexes?limit=-3', status: 400, code: 'invalid_index_limit' },

@@ -1,10 +1,12 @@
 /**
- * `/indexes/:indexUid/settings` and one sub-route per setting (`/settings/stop-words`…). The routes
- * only move bodies around: validation of values belongs to `engine.updateSettings`, so a setting
- * behaves the same whether it is sent whole or through its sub-route.
+ * `/indexes/:indexUid/settings` and one sub-route per setting (`/settings/stop-words`…). Bodies are
+ * checked here with the settings module's validators before anything is enqueued, so that a bad
+ * value is a 400 `invalid_settings_*` at request time, as in the reference, and never a task that
+ * fails later; a setting behaves the same whether it is sent whole or through its sub-route.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../engine/settings/types.js';
+import { validateSetting, validateSettingsPatch } from '../../engine/settings/validate.js';
 import { assertIndexCreationAllowed, indexExists } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
@@ -57,7 +59,7 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
     action: 'settings.update',
     handler: async ({ request, reply, indexUid }) => {
       assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
-      return accepted(reply, await engine.updateSettings(indexUid, readJsonBody(request)));
+      return accepted(reply, await engine.updateSettings(indexUid, validateSettingsPatch(readJsonBody(request))));
     },
   });
   addRoute(app, {
@@ -84,7 +86,7 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'settings.update',
       handler: async ({ request, reply, indexUid }) => {
         assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
-        return accepted(reply, await engine.updateSettings(indexUid, { [key]: readJsonBody(request) }));
+        return accepted(reply, await engine.updateSettings(indexUid, { [key]: validateSetting(key, readJsonBody(request)) }));
       },
     });
     addRoute(app, {
