@@ -156,12 +156,13 @@ function distribution(store: IndexStore, field: string, counted: Counted, order:
   ];
   // Alpha is the order of the facet databases already: numbers, then strings. The sort is stable.
   if (order === 'count') entries = [...entries].sort((a, b) => b.n - a.n);
-  const out: Record<string, number> = {};
+  // Built from entries so that any value, even `__proto__`, becomes an own property.
+  const out = new Map<string, number>();
   for (const { label, n } of entries.slice(0, max)) {
     const text = label();
-    out[text] = (out[text] ?? 0) + n;
+    out.set(text, (out.get(text) ?? 0) + n);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /** `facetDistribution` and `facetStats` of `facets` among `candidates`. */
