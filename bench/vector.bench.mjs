@@ -58,6 +58,57 @@ function truth(data, n) {
   return out;
 }
 
+const SELECTIVITIES = [0.5, 0.1, 0.01, 0.001];
+const FILTER_QUERIES = 100;
+
+/** A deterministic pseudo-random subset of the base, unrelated to vector position. */
+function allowedIds(n, selectivity) {
+  const out = [];
+  for (let i = 0; i < n; i++) if (((i * 2654435761) >>> 0) % 100_000 < selectivity * 100_000) out.push(i);
+  return out;
+}
+
+/** Exact top-10 of the first queries within each filter (brute force over the allowed rows). */
+function filteredTruth(data, n) {
+  return SELECTIVITIES.map((selectivity) => {
+    const allowed = allowedIds(n, selectivity);
+    const truths = [];
+    for (let i = 0; i < FILTER_QUERIES; i++) {
+      const q = data.queries.subarray(i * DIM, (i + 1) * DIM);
+      const best = [];
+      for (const j of allowed) {
+        let s = 0;
+        for (let d = 0; d < DIM; d++) s += q[d] * data.base[j * DIM + d];
+        if (best.length < K || s > best[best.length - 1][0]) {
+          best.push([s, j]);
+          best.sort((a, b) => b[0] - a[0]);
+          if (best.length > K) best.pop();
+        }
+      }
+      truths.push(best.map((x) => x[1]));
+    }
+    return { selectivity, truths };
+  });
+}
+
+function runFiltered(data, filtered, n, search) {
+  return filtered.map(({ selectivity, truths }) => {
+    const allowed = allowedIds(n, selectivity);
+    const filter = search.prepare(allowed);
+    let hits = 0;
+    let wanted = 0;
+    const t = performance.now();
+    for (let i = 0; i < FILTER_QUERIES; i++) {
+      const ids = search.run(data.queries.subarray(i * DIM, (i + 1) * DIM), filter);
+      const truth = new Set(truths[i]);
+      wanted += truth.size;
+      for (const id of ids) if (truth.has(id)) hits++;
+    }
+    const seconds = (performance.now() - t) / 1000;
+    return { selectivity, recall: hits / wanted, qps: FILTER_QUERIES / seconds };
+  });
+}
+
 function saveTruth(path, sets) {
   const flat = new Int32Array(sets.length * K).fill(-1);
   sets.forEach((s, i) => [...s].forEach((id, j) => (flat[i * K + j] = id)));
@@ -134,7 +185,13 @@ async function child(role, args) {
       index.setEf(ef);
       rows.push({ ef, ...runQueries(data, gts, (q) => index.searchKnn(Array.from(q), K).neighbors) });
     }
-    return { rows, memory: memory() };
+    const mem = memory();
+    index.setEf(128);
+    const filtered = runFiltered(data, JSON.parse(readFileSync(args.filtered, 'utf8')), n, {
+      prepare: (ids) => new Set(ids),
+      run: (q, set) => index.searchKnn(Array.from(q), K, (label) => set.has(label)).neighbors,
+    });
+    return { rows, memory: mem, filtered };
   }
   if (role === 'ours-serve') {
     const { IndexStore } = await import(join(DIST, 'index', 'store.js'));
@@ -147,8 +204,13 @@ async function child(role, args) {
     for (const ef of args.efs) rows.push({ ef, ...runQueries(data, gts, (q) => vs.search(q, K, undefined, { ef, rerank }).map((h) => h.docid)) });
     const auto = { ef: efSearch(K, n), ...runQueries(data, gts, (q) => vs.search(q, K).map((h) => h.docid)) };
     const mem = memory();
+    const { RoaringBitmap32 } = await import(join(DIST, 'index', 'store.js'));
+    const filtered = runFiltered(data, JSON.parse(readFileSync(args.filtered, 'utf8')), n, {
+      prepare: (ids) => new RoaringBitmap32(ids),
+      run: (q, bitmap) => vs.search(q, K, bitmap).map((h) => h.docid),
+    });
     await store.close();
-    return { rows, auto, memory: mem, graphBytes: vs.memoryBytes };
+    return { rows, auto, memory: mem, graphBytes: vs.memoryBytes, filtered };
   }
   throw new Error(`unknown role ${role}`);
 }
@@ -187,8 +249,11 @@ async function main() {
   mkdirSync(dir, { recursive: true });
   const builtPath = join(dir, 'build.json');
   const truthPath = join(dir, 'truth.i32');
-  saveTruth(truthPath, truth(loadData(n), n));
-  const common = { n, M: BUILD.M, efConstruction: BUILD.efConstruction, truth: truthPath };
+  const full = loadData(n);
+  saveTruth(truthPath, truth(full, n));
+  const filteredPath = join(dir, 'filtered.json');
+  writeFileSync(filteredPath, JSON.stringify(filteredTruth(full, n)));
+  const common = { n, M: BUILD.M, efConstruction: BUILD.efConstruction, truth: truthPath, filtered: filteredPath };
   try {
     console.log(`vector bench: GloVe-100, ${n} base vectors, ${cpus().length} cores, M=${BUILD.M}, efConstruction=${BUILD.efConstruction}`);
     let hb;
@@ -221,6 +286,17 @@ async function main() {
       ['  of which anonymous', mb(os.memory.anon), mb(hs.memory.anon), (os.memory.anon / hs.memory.anon).toFixed(2), ''],
       ['  of which file-backed (mmap)', mb(os.memory.file), mb(hs.memory.file), '-', ''],
     ];
+    for (let i = 0; i < SELECTIVITIES.length; i++) {
+      const o = os.filtered[i];
+      const h = hs.filtered[i];
+      table.push([
+        `filtered ${o.selectivity * 100}%: recall@10 / QPS (peer: ef 128 + filter callback)`,
+        `${o.recall.toFixed(4)} / ${o.qps.toFixed(0)}`,
+        `${h.recall.toFixed(4)} / ${h.qps.toFixed(0)}`,
+        `QPS ${(o.qps / h.qps).toFixed(2)}`,
+        'recall >= 0.95',
+      ]);
+    }
     console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores\n`);
     for (const row of table) console.log('| ' + row.join(' | ') + ' |');
     return { n, hb, ob, hs, os, table };

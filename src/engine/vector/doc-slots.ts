@@ -64,6 +64,25 @@ export class DocSlots {
     this.head[docid] = NONE;
   }
 
+  /**
+   * Set `mask[slot] = 1` for every slot of the given documents; returns how many of them
+   * `counted` accepts (one pass, no allocation per document: filters can hold millions).
+   */
+  mark(docids: Uint32Array, mask: Uint8Array, counted: (slot: number) => boolean): number {
+    const head = this.head;
+    const next = this.next;
+    let count = 0;
+    for (let i = 0; i < docids.length; i++) {
+      const d = docids[i]!;
+      if (d >= head.length) continue;
+      for (let s = head[d]!; s !== NONE; s = next[s]!) {
+        mask[s] = 1;
+        if (counted(s)) count++;
+      }
+    }
+    return count;
+  }
+
   docOf(slot: number): number {
     return this.owner[slot]!;
   }

@@ -11,12 +11,19 @@
  *
  * RAM holds the codes and the neighbour lists as contiguous arrays (see graph.ts): they are
  * loaded from the databases when the store opens and kept equal to what is committed. Each
- * mutation writes a fresh generation token to 'state'; when the committed token differs from
+ * mutation writes a fresh generation token ('gen'); when the committed token differs from
  * the one in RAM (a write transaction threw and rolled back), RAM is reloaded from the store,
  * so an aborted transaction leaves the graph exactly as it was.
  *
- * New vectors go to a temporary hnswlib index (pending.ts) and are linked into the graph when
- * they reach a threshold (or on `flush`), touching only the neighbourhoods they join.
+ * New vectors are persisted at once and marked pending; searches see them through a temporary
+ * hnswlib index (pending.ts, built lazily); they are linked into the graph when they reach a
+ * threshold (or on `flush`), touching only the neighbourhoods they join. Deleted vectors leave
+ * the graph in one repair pass before the next search or merge (their neighbours are re-linked
+ * among their surviving neighbours), so searches never see them and no tombstone is kept.
+ *
+ * Searching: the query is coded like the vectors, the graph (or, for a small filter, an exact
+ * scan of the allowed codes) yields candidates by code distance, and the best of them are
+ * re-ranked with the exact vectors read from the store.
  */
 import type { Database } from 'lmdb';
 import { SearchError } from '../errors.js';
@@ -205,24 +212,18 @@ export class VectorStore {
     const graph = this.graph;
     const ef = Math.max(k, tuning.ef ?? efSearch(k, this.state.vectors));
     let mask: Uint8Array | null = null;
-    let allowedInGraph: number[] | null = null;
+    let allowedInGraph = 0;
     if (filter) {
       mask = new Uint8Array(graph.cap);
-      allowedInGraph = [];
-      for (const docid of RoaringBitmap32.and(filter, this.docBitmap)) {
-        for (const s of this.docSlots.get(docid)!) {
-          if (s < mask.length) mask[s] = 1;
-          if (graph.has(s)) allowedInGraph.push(s);
-        }
-      }
+      allowedInGraph = this.docSlots.mark(filter.toUint32Array(), mask, (s) => graph.has(s));
     }
     const best = new Map<number, number>();
     const qNorm = norm(query);
-    if (graph.size > 0 && (!allowedInGraph || allowedInGraph.length > 0)) {
+    if (graph.size > 0 && (!mask || allowedInGraph > 0)) {
       this.encodeQuery(query);
       const found =
-        allowedInGraph && preferScan(allowedInGraph.length, graph.size, ef, graph.M0)
-          ? graph.scan(Uint32Array.from(allowedInGraph), ef)
+        mask && preferScan(allowedInGraph, graph.size, ef, graph.M0)
+          ? graph.scan(this.maskedGraphSlots(mask, allowedInGraph), ef)
           : graph.search(ef, mask);
       if (this.bits) {
         // Bit codes are the stored vectors: their hamming distances are already exact.
@@ -250,6 +251,13 @@ export class VectorStore {
   }
 
   // --- search helpers -------------------------------------------------------------------------
+
+  private maskedGraphSlots(mask: Uint8Array, count: number): Uint32Array {
+    const out = new Uint32Array(count);
+    let n = 0;
+    for (let s = 0; s < mask.length && n < count; s++) if (mask[s] && this.graph.has(s)) out[n++] = s;
+    return out;
+  }
 
   private encodeQuery(query: Float32Array): void {
     const bytes = this.graph.kernels.bytes;
