@@ -23,7 +23,7 @@ describe('dump round trip through a fresh instance', () => {
     const engine = await Engine.open({ dbPath: source, logLevel: 'off' });
     const auth = AuthEnv.open(source);
     const ops = Ops.install(engine, { dumpDir: join(root, 'dumps'), auth });
-    await populate(engine, auth, 800);
+    await populate(engine, auth, 400);
 
     // one document task left enqueued in the dump: it must come back enqueued, with its payload
     await engine.scheduler.stop();
@@ -55,9 +55,9 @@ describe('dump round trip through a fresh instance', () => {
 
     const target = join(root, 'imported.ms');
     const logs: string[] = [];
-    const result = await importDump(file, target, { chunkSize: 500, log: (m) => logs.push(m) });
+    const result = await importDump(file, target, { chunkSize: 100, log: (m) => logs.push(m) });
     expect(result).toMatchObject({ outcome: 'imported', indexes: 2 });
-    expect(logs.some((l) => /index `films`: 500 documents imported/.test(l))).toBe(true);
+    expect(logs.some((l) => /index `films`: 300 documents imported/.test(l))).toBe(true);
 
     const copy = await Engine.open({ dbPath: target, logLevel: 'off', autoProcess: false });
     const copyAuth = AuthEnv.open(target);
