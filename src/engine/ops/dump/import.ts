@@ -57,6 +57,7 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
   }
   const parent = dirname(resolve(dbPath));
   await mkdir(parent, { recursive: true });
+  await removeLeftovers(parent, basename(resolve(dbPath)));
   const reader = await DumpReader.open(file, { workDir: parent });
   const staging = await mkdtemp(join(parent, `.${basename(resolve(dbPath))}.import-`));
   let engine: Engine | null = null;
@@ -259,4 +260,11 @@ async function importAuth(auth: AuthEnv, reader: DumpReader): Promise<void> {
   if (keys > 0) await auth.meta.put('defaultKeysCreated', true);
   const { webhooks } = await reader.webhooks();
   for (const [uuid, hook] of Object.entries(webhooks)) await auth.webhooks.put(uuid, { url: hook.url, headers: hook.headers ?? {} });
+}
+
+/** Staging directories of an import killed midway: never a database, safe to drop. */
+async function removeLeftovers(parent: string, name: string): Promise<void> {
+  for (const entry of readdirSync(parent)) {
+    if (entry.startsWith(`.${name}.import-`)) await rm(join(parent, entry), { recursive: true, force: true });
+  }
 }
