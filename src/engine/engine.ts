@@ -16,6 +16,7 @@ import { parseDocumentPayload, writeUpdateFile } from './index/payload.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
 import { defaultSettings, type Settings } from './settings/types.js';
+import { validateSettingsPatch } from './settings/validate.js';
 import { databaseExists, databasePaths, ensureDirectories, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
 import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
@@ -292,8 +293,10 @@ export class Engine {
     return { ...settings, embedders: redactEmbedders(settings.embedders) };
   }
 
-  async updateSettings(uid: string, patch: Partial<Settings>): Promise<SummarizedTask> {
+  /** Validated at once (400 `invalid_settings_*`, `bad_request`), as the reference does, then enqueued. */
+  async updateSettings(uid: string, body: unknown): Promise<SummarizedTask> {
     validateIndexUid(uid);
+    const patch = validateSettingsPatch(body) as Partial<Settings>;
     return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, redactPatch(patch));
   }
 
@@ -347,7 +350,7 @@ export class Engine {
   }
 
   async cancelTasks(filter: TaskFilter): Promise<SummarizedTask> {
-    requireTaskFilter(filter);
+    requireTaskFilter(filter, 'cancel');
     const task = await this.enqueue('taskCancelation', null, { kind: 'taskCancelation', filter: serializeTaskFilter(filter) }, {
       matchedTasks: this.tasks.match(filter).size,
       canceledTasks: null,
@@ -358,7 +361,7 @@ export class Engine {
   }
 
   async deleteTasks(filter: TaskFilter): Promise<SummarizedTask> {
-    requireTaskFilter(filter);
+    requireTaskFilter(filter, 'delete');
     return this.enqueue('taskDeletion', null, { kind: 'taskDeletion', filter: serializeTaskFilter(filter) }, {
       matchedTasks: this.tasks.match(filter).size,
       deletedTasks: null,
@@ -426,11 +429,13 @@ export class Engine {
   }
 }
 
-function requireTaskFilter(filter: TaskFilter): void {
+function requireTaskFilter(filter: TaskFilter, action: 'cancel' | 'delete'): void {
   if (Object.values(filter).every((value) => value === undefined)) {
     throw new SearchError(
       'missing_task_filters',
-      'Query parameters to filter the tasks to delete are missing. Available query parameters are: `uids`, `indexUids`, `statuses`, `types`, `canceledBy`, `beforeEnqueuedAt`, `afterEnqueuedAt`, `beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`.',
+      `Query parameters to filter the tasks to ${action} are missing. Available query parameters are: ` +
+        '`uids`, `indexUids`, `statuses`, `types`, `canceledBy`, `beforeEnqueuedAt`, `afterEnqueuedAt`, ' +
+        '`beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`.',
     );
   }
 }

@@ -116,6 +116,19 @@ describe('engine: indexes, documents and tasks', () => {
   });
 });
 
+describe('engine: settings validation for in-process callers', () => {
+  test('bad settings are refused before anything is enqueued', async () => {
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await expect(engine.updateSettings('a', { stopWords: 5 })).rejects.toMatchObject({ code: 'invalid_settings_stop_words', status: 400 });
+    await expect(engine.updateSettings('a', { nope: 1 })).rejects.toMatchObject({ code: 'bad_request' });
+    await expect(engine.updateSettings('a', 'hello')).rejects.toMatchObject({ status: 400 });
+    await expect(engine.cancelTasks({})).rejects.toThrow(/tasks to cancel are missing/);
+    expect(engine.getTasks().total).toBe(0);
+  });
+});
+
 describe('engine: composed modules', () => {
   test('keyword search, filters and facets work on documents added through the engine', async () => {
     const t = await tempEngine();
