@@ -65,10 +65,11 @@ export class DocSlots {
   }
 
   /**
-   * Set `mask[slot] = 1` for every slot of the given documents; returns how many of them
-   * `counted` accepts (one pass, no allocation per document: filters can hold millions).
+   * Set `mask[slot] = 1` for every slot of the given documents; returns how many of them are
+   * in the graph (`levels[slot] >= 0`), pushing those to `collect` when given (one pass, no allocation per
+   * document: filters can hold millions).
    */
-  mark(docids: Uint32Array, mask: Uint8Array, counted: (slot: number) => boolean): number {
+  mark(docids: Uint32Array, mask: Uint8Array, levels: Int8Array, collect?: number[]): number {
     const head = this.head;
     const next = this.next;
     let count = 0;
@@ -77,7 +78,10 @@ export class DocSlots {
       if (d >= head.length) continue;
       for (let s = head[d]!; s !== NONE; s = next[s]!) {
         mask[s] = 1;
-        if (counted(s)) count++;
+        if (levels[s]! >= 0) {
+          count++;
+          collect?.push(s);
+        }
       }
     }
     return count;

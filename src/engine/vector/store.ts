@@ -213,9 +213,13 @@ export class VectorStore {
     const ef = Math.max(k, tuning.ef ?? efSearch(k, this.state.vectors));
     let mask: Uint8Array | null = null;
     let allowedInGraph = 0;
+    let scanList: number[] | undefined;
     if (filter) {
       mask = new Uint8Array(graph.cap);
-      allowedInGraph = this.docSlots.mark(filter.toUint32Array(), mask, (s) => graph.has(s));
+      // Most documents have one vector: the filter's size predicts the choice, so the slots to
+      // scan are collected in the same pass when a scan is likely.
+      if (preferScan(filter.size, graph.size, ef, graph.M0)) scanList = [];
+      allowedInGraph = this.docSlots.mark(filter.toUint32Array(), mask, graph.levels, scanList);
     }
     const best = new Map<number, number>();
     const qNorm = norm(query);
@@ -223,7 +227,7 @@ export class VectorStore {
       this.encodeQuery(query);
       const found =
         mask && preferScan(allowedInGraph, graph.size, ef, graph.M0)
-          ? graph.scan(this.maskedGraphSlots(mask, allowedInGraph), ef)
+          ? graph.scan(scanList ? Uint32Array.from(scanList) : this.maskedGraphSlots(mask, allowedInGraph), ef)
           : graph.search(ef, mask);
       if (this.bits) {
         // Bit codes are the stored vectors: their hamming distances are already exact.
