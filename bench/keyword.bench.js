@@ -28,7 +28,7 @@ function loadDocs() {
 /** Deterministic queries from titles: 1-3 words, one typo (swap, drop or change a letter) in 2 of 3. */
 function makeQueries(docs) {
   let seed = 42;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
   const out = [];
   while (out.length < QUERY_COUNT) {
     const words = String(docs[Math.floor(rnd() * docs.length)].title).toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);

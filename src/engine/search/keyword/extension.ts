@@ -15,7 +15,7 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, decodeEntry, encodeEntry, type TextEntry, type KeywordDbs } from './layout.js';
+import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, valueKey, MAX_VALUE_WORDS, VALUE_GAP, decodeEntry, encodeEntry, type TextEntry, type KeywordDbs } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -70,6 +70,7 @@ interface DocKeys {
   prefixes: Set<string>;
   wordFids: Set<string>;
   wordPositions: Set<string>;
+  values: Set<string>;
 }
 
 class FieldIds {
@@ -121,9 +122,16 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
 }
 
 function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
-  const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set(), wordPositions: new Set() };
+  const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set(), wordPositions: new Set(), values: new Set() };
   const firstPosition = new Map<string, number>();
   for (const [fid, words, positions] of entry) {
+    let from = 0;
+    for (let i = 1; i <= words.length; i++) {
+      if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
+        if (i - from <= MAX_VALUE_WORDS) keys.values.add(valueKey(words.slice(from, i)));
+        from = i;
+      }
+    }
     const exact = analyzer.isExactAttribute(paths[fid] ?? '');
     const target = exact ? keys.exact : keys.words;
     for (let i = 0; i < words.length; i++) {
@@ -155,6 +163,7 @@ class BatchWriter {
   readonly prefixes = new DeltaMap();
   readonly wordFids = new DeltaMap();
   readonly wordPositions = new DeltaMap();
+  readonly values = new DeltaMap();
   readonly analyzer: Analyzer;
   readonly fields: FieldIds;
   private readonly prefixSearch: boolean;
@@ -211,6 +220,7 @@ class BatchWriter {
     diff(a?.prefixes, b?.prefixes, change.docid, this.prefixes);
     diff(a?.wordFids, b?.wordFids, change.docid, this.wordFids);
     diff(a?.wordPositions, b?.wordPositions, change.docid, this.wordPositions);
+    diff(a?.values, b?.values, change.docid, this.values);
     if (next && next.length > 0) {
       this.dbs.docs.putSync(change.docid, encodeEntry(next.map(([fid, words, positions]) => [fid, words.map((w) => this.idOf(w)), positions])));
     }
@@ -219,7 +229,7 @@ class BatchWriter {
   }
 
   pending(): number {
-    return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size + this.wordPositions.size;
+    return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size + this.wordPositions.size + this.values.size;
   }
 
   flush(): void {
@@ -228,6 +238,7 @@ class BatchWriter {
     this.prefixes.mergeInto(this.dbs.prefixes);
     this.wordFids.mergeInto(this.dbs.wordFids);
     this.wordPositions.mergeInto(this.dbs.wordPositions);
+    this.values.mergeInto(this.dbs.values);
     if (this.nextId >= 0) this.dbs.meta.putSync('nextWordId', this.nextId);
     if (this.fields.dirty) {
       this.dbs.meta.putSync('fields', this.fields.paths);
@@ -273,6 +284,7 @@ export const keywordExtension: IndexExtension = {
     dbs.prefixes.clearSync();
     dbs.wordFids.clearSync();
     dbs.wordPositions.clearSync();
+    dbs.values.clearSync();
     dbs.docs.clearSync();
     bumpKeywordGeneration(store);
   },

@@ -7,6 +7,8 @@
  *   kw-word-fids    word \0 fid -> docids        per-field postings (attributeRank, attributesToSearchOn)
  *   kw-word-pos     word \0 bucket -> docids     bucket of the word's first position in the document
  *                                                (wordPosition without reading documents)
+ *   kw-values       words of a value -> docids   every short value (array element, sentence) as a
+ *                                                whole, for the exactness rule's exact matches
  *   kw-docs         docid -> u32[]               the extracted words of each document as word ids,
  *                                                in order with positions (proximity, wordPosition,
  *                                                exactness, phrases), and the exact record of what
@@ -48,10 +50,46 @@ export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, Ar
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
+/**
+ * Exactness of a stored entry against query word ids, read in place (no copy): 0 when a value
+ * (array element or sentence) is exactly the query, 1 when one starts with it, -1 otherwise.
+ */
+export function entryExactness(raw: Buffer, wanted: readonly number[]): number {
+  const count = raw.readUInt32LE(0);
+  let o = 4;
+  let start = false;
+  const m = wanted.length;
+  for (let f = 0; f < count; f++) {
+    o += 4; // fid
+    const n = raw.readUInt32LE(o);
+    o += 4;
+    const ids = o;
+    const pos = o + 4 * n;
+    let from = 0;
+    for (let i = 1; i <= n; i++) {
+      if (i === n || raw.readUInt32LE(pos + 4 * i) - raw.readUInt32LE(pos + 4 * (i - 1)) >= 8) {
+        if (i - from >= m) {
+          let ok = true;
+          for (let k = 0; k < m && ok; k++) ok = raw.readUInt32LE(ids + 4 * (from + k)) === wanted[k];
+          if (ok) {
+            if (i - from === m) return 0;
+            start = true;
+          }
+        }
+        from = i;
+      }
+    }
+    o = pos + 4 * n;
+  }
+  return start ? 1 : -1;
+}
+
 export function decodeEntry(raw: Uint8Array): DocEntry {
-  // Copy into an aligned buffer: LMDB hands out unaligned views.
-  const words = new Uint32Array(raw.byteLength >>> 2);
-  new Uint8Array(words.buffer).set(raw);
+  // Copy into an aligned buffer: LMDB hands out unaligned views, and lmdb's fast reads return a
+  // shared buffer whose `length` (not `byteLength`) is the value's size.
+  const size = raw.length;
+  const words = new Uint32Array(size >>> 2);
+  new Uint8Array(words.buffer).set(raw.subarray(0, size));
   const entry: DocEntry = [];
   const count = words[0]!;
   let o = 1;
@@ -70,6 +108,7 @@ export interface KeywordDbs {
   prefixes: Database<Buffer, string>;
   wordFids: Database<Buffer, string>;
   wordPositions: Database<Buffer, string>;
+  values: Database<Buffer, string>;
   docs: Database<Buffer, number>;
   wordIds: Database<number, string>;
   idWords: Database<string, number>;
@@ -87,6 +126,7 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordFids: store.openDB<Buffer, string>('kw-word-fids', { encoding: 'binary' }),
       wordPositions: store.openDB<Buffer, string>('kw-word-pos', { encoding: 'binary' }),
+      values: store.openDB<Buffer, string>('kw-values', { encoding: 'binary' }),
       docs: store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' }),
       wordIds: store.openDB<number, string>('kw-word-ids', { encoding: 'msgpack' }),
       idWords: store.openDB<string, number>('kw-id-words', { keyEncoding: 'uint32', encoding: 'string' }),
@@ -111,6 +151,16 @@ export function positionBucket(p: number): number {
 export function wordPositionKey(word: string, bucket: number): string {
   return `${word}\u0000${bucket}`;
 }
+
+/** Values longer than this many words are never an exact match of a query (10 words at most). */
+export const MAX_VALUE_WORDS = 10;
+
+export function valueKey(words: readonly string[]): string {
+  return words.join(' ');
+}
+
+/** Hard separators and array boundaries leave a gap of at least this between two values. */
+export const VALUE_GAP = 8;
 
 /** Prefixes of `word` that get prefix postings (whole code points only). */
 export function prefixesOf(word: string, out: Set<string>): void {

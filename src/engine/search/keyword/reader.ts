@@ -6,7 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
-import { decodeEntry, keywordDbs, keywordGeneration, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { decodeEntry, entryExactness, valueKey, keywordDbs, keywordGeneration, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -118,6 +118,18 @@ export class KeywordReader {
   doc(docid: number): DocEntry | undefined {
     const raw = this.dbs.docs.getBinaryFast(docid);
     return raw ? decodeEntry(raw) : undefined;
+  }
+
+  /** Documents with a value (array element, sentence) made of exactly these words. */
+  value(words: readonly string[]): Bitmap {
+    const key = valueKey(words);
+    return this.cached('v', key, () => this.dbs.values.get(key));
+  }
+
+  /** See `entryExactness`; -1 for a document without searchable words. */
+  exactness(docid: number, wanted: readonly number[]): number {
+    const raw = this.dbs.docs.getBinaryFast(docid);
+    return raw ? entryExactness(raw, wanted) : -1;
   }
 
   private vocab: { ids: Map<string, number>; words: string[] } | null = null;

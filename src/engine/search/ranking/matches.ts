@@ -51,10 +51,21 @@ export class MatchAnalyzer {
     return words.map((w) => this.reader.idOf(w) ?? -1);
   }
 
+  private readonly entries = new Map<number, DocEntry>();
+
+  /** The stored words of a document, without matching them (cheaper when only the entry is needed). */
+  entry(docid: number): DocEntry {
+    const known = this.cache.get(docid)?.entry ?? this.entries.get(docid);
+    if (known) return known;
+    const entry = this.reader.doc(docid) ?? [];
+    this.entries.set(docid, entry);
+    return entry;
+  }
+
   get(docid: number): DocMatches {
     let m = this.cache.get(docid);
     if (!m) {
-      m = this.compute(this.reader.doc(docid) ?? []);
+      m = this.compute(this.entry(docid));
       this.cache.set(docid, m);
     }
     return m;

@@ -292,7 +292,6 @@ const exactness: RankingRule = {
     const n = active.length;
     const maxRank = n + 3;
     const wantedIds = ctx.matches.idsOf(wanted);
-    const startsWith = (words: Uint32Array, from: number) => wantedIds.every((w, k) => words[from + k] === w);
     const detail = (c: number): RuleDetail => ({
       key: 'exactness',
       rank: maxRank - c,
@@ -304,37 +303,20 @@ const exactness: RankingRule = {
             ? { matchType: 'matchesStart' }
             : { matchType: 'noExactMatch', matchingWords: n - (c - 2), maxMatchingWords: n },
     });
-    const exactCost = (d: number) => {
-      const m = ctx.matches.get(d);
-      let start = false;
-      for (const [, words, positions] of m.entry) {
-        // Each value of an array (or sentence after a hard separator) is checked on its own.
-        let from = 0;
-        for (let i = 1; i <= words.length; i++) {
-          if (i === words.length || positions[i]! - positions[i - 1]! >= 8) {
-            if (i - from === wanted.length && startsWith(words, from)) return 0;
-            if (startsWith(words, from)) start = true;
-            from = i;
-          }
-        }
-      }
-      return start ? 1 : -1;
-    };
+    const exactCost = (d: number) => ctx.reader.exactness(d, wantedIds);
     if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
-      // Only documents where the first query word opens a value can match whole or start: check
-      // those one by one; rank the rest by how many query words they contain as such.
+      // Whole values come from their own postings; a value starting with the query has every
+      // query word at its place (positions below 8 are exact position buckets).
       const all = toBitmap(docids);
-      const opening = RoaringBitmap32.and(all, ctx.reader.wordAtBucket(wanted[0]!, 0));
-      const out: Bucket[] = [];
-      const firstTwo: number[][] = [[], []];
-      for (const d of opening) {
-        const c = exactCost(d);
-        if (c >= 0) firstTwo[c]!.push(d);
-      }
-      const rest = RoaringBitmap32.andNot(all, new RoaringBitmap32([...firstTwo[0]!, ...firstTwo[1]!]));
-      firstTwo.forEach((ids, c) => {
-        if (ids.length > 0) out.push({ docids: ids, active, detail: detail(c) });
+      const whole = RoaringBitmap32.and(all, ctx.reader.value(wanted));
+      let start: Bitmap = RoaringBitmap32.andNot(all, whole);
+      wanted.slice(0, 8).forEach((w, k) => {
+        start = RoaringBitmap32.and(start, ctx.reader.wordAtBucket(w, k));
       });
+      const out: Bucket[] = [];
+      if (!whole.isEmpty) out.push({ docids: whole, active, detail: detail(0) });
+      if (!start.isEmpty) out.push({ docids: start, active, detail: detail(1) });
+      const rest = RoaringBitmap32.andNot(RoaringBitmap32.andNot(all, whole), start);
       let buckets: Bitmap[] = [rest];
       for (const i of active) {
         const exact = ctx.reader.anyWord((ctx.terms[i]!.term as { word: string }).word);
