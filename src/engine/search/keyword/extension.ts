@@ -121,12 +121,16 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
   return entry;
 }
 
+const MAX_VALUE_FIELD_WORDS = 64;
+
 function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
   const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set(), wordPositions: new Set(), values: new Set() };
   const firstPosition = new Map<string, number>();
   for (const [fid, words, positions] of entry) {
-    let from = 0;
-    for (let i = 1; i <= words.length; i++) {
+    // Long texts (descriptions) are not matched as whole values: their sentences would make
+    // postings of one document each.
+    let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
+    for (let i = from + 1; i <= words.length; i++) {
       if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
         if (i - from <= MAX_VALUE_WORDS) keys.values.add(valueKey(words.slice(from, i)));
         from = i;
@@ -153,7 +157,11 @@ function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], 
 }
 
 function diff(before: Set<string> | undefined, after: Set<string> | undefined, docid: number, deltas: DeltaMap): void {
-  if (before) for (const k of before) if (!after?.has(k)) deltas.del(k, docid);
+  if (!before) {
+    if (after) for (const k of after) deltas.add(k, docid);
+    return;
+  }
+  for (const k of before) if (!after?.has(k)) deltas.del(k, docid);
   if (after) for (const k of after) if (!before?.has(k)) deltas.add(k, docid);
 }
 
