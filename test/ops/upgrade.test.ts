@@ -11,6 +11,7 @@ import { checkDatabaseVersion } from '../../src/engine/ops/version/check.js';
 import { UpgradeJournal } from '../../src/engine/ops/version/journal.js';
 import type { Task } from '../../src/engine/types.js';
 import { rawState } from './helpers/raw-state.js';
+import { writeV090Database } from './helpers/old-db.js';
 
 const FIXTURE = 'fixtures/db-v0.9.0.snapshot';
 
@@ -52,7 +53,10 @@ function distributionOf(docs: Array<Record<string, unknown>>): Record<string, nu
 }
 
 describe('dumpless upgrade of a 0.9.0 database', () => {
-  test('the fixture is refused without the flag, then upgraded; reads keep working and new tasks wait', async () => {
+  test('a 0.9.0 database is refused without the flag, then upgraded; reads and searches keep working, new tasks wait', async () => {
+    // written now by the 0.9.0 procedure, so that searches run today's code on today's layout
+    await rm(db, { recursive: true, force: true });
+    await writeV090Database(db);
     expect(() => checkDatabaseVersion(db)).toThrow(/version 0\.9\.0 but this binary is version 1\.0\.0.*--experimental-dumpless-upgrade/);
     const { engine, ops, upgradeUid } = await openForUpgrade({ upgradeDelayPerIndexMs: 60 });
     try {
@@ -76,8 +80,21 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect(all.length).toBeGreaterThan(200);
       expect(engine.indexStats('books').fieldDistribution).toEqual(distributionOf(all));
       expect(engine.indexStats('restaurants').numberOfDocuments).toBe(200);
+      expect(engine.indexStats('restaurants').fieldDistribution).toEqual(distributionOf(engine.getDocuments('restaurants', { limit: 1000 }).results));
       expect(checkDatabaseVersion(db)).toEqual({ kind: 'current', version: '1.0.0' });
       expect((await engine.search('books', { q: 'harry potter', limit: 5 })).hits).toEqual(during.hits);
+    } finally {
+      await ops.close();
+      await engine.close();
+    }
+  });
+
+  test('the committed fixture (fixtures/db-v0.9.0.snapshot) upgrades', async () => {
+    const { engine, ops, upgradeUid } = await openForUpgrade();
+    try {
+      expect((await engine.waitForTask(upgradeUid, { timeoutMs: 60_000 })).status).toBe('succeeded');
+      for (const uid of ['books', 'movies', 'restaurants'])
+        expect(engine.indexStats(uid).fieldDistribution).toEqual(distributionOf(engine.getDocuments(uid, { limit: 10_000 }).results));
     } finally {
       await ops.close();
       await engine.close();
