@@ -6,6 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap } from '../../index/store.js';
 import { allowedTypos, type TypoRules } from '../../text/typo.js';
+import { normalizeWord } from '../../text/normalize.js';
 import { PREFIX_MAX } from '../keyword/layout.js';
 import type { KeywordReader } from '../keyword/reader.js';
 import type { Analyzer } from '../keyword/analyzer.js';
@@ -47,7 +48,7 @@ export function typoRules(analyzer: Analyzer): TypoRules {
     enabled: t.enabled,
     oneTypo: t.minWordSizeForTypos.oneTypo,
     twoTypos: t.minWordSizeForTypos.twoTypos,
-    disableOnWords: new Set(t.disableOnWords.map((w) => w.toLowerCase())),
+    disableOnWords: new Set(t.disableOnWords.map((w) => normalizeWord(w))),
     disableOnNumbers: t.disableOnNumbers,
   };
 }

@@ -176,11 +176,13 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
 
 const MAX_PAIR_COST = 7;
 
-function pairCost(a: Occurrence[], b: Occurrence[]): number {
+function pairCost(a: Occurrence[], b: Occurrence[], byAttribute: boolean): number {
   let best = MAX_PAIR_COST;
   for (const x of a) {
     for (const y of b) {
       if (x.fid !== y.fid) continue;
+      // proximityPrecision byAttribute: only "in the same attribute" counts.
+      if (byAttribute) return 0;
       const d = y.position >= x.position ? y.position - x.position : x.position - y.position + 1;
       const c = Math.min(Math.max(d, 1), MAX_PAIR_COST + 1) - 1;
       if (c < best) {
@@ -198,6 +200,7 @@ const proximity: RankingRule = {
   split(docids, active, ctx) {
     const pairs = Math.max(0, active.length - 1);
     const maxRank = pairs * MAX_PAIR_COST + 1;
+    const byAttribute = ctx.settings.proximityPrecision === 'byAttribute';
     if (pairs === 0) return [{ docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } }];
     return byCost(
       docids,
@@ -205,7 +208,7 @@ const proximity: RankingRule = {
       (d) => {
         const occ = ctx.matches.get(d).occurrences;
         let cost = 0;
-        for (let k = 0; k + 1 < active.length; k++) cost += pairCost(occ[active[k]!]!, occ[active[k + 1]!]!);
+        for (let k = 0; k + 1 < active.length; k++) cost += pairCost(occ[active[k]!]!, occ[active[k + 1]!]!, byAttribute);
         return cost;
       },
       (c) => ({ key: 'proximity', rank: maxRank - c, maxRank }),
