@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { Meilisearch } from 'meilisearch';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BIN, json, serve, waitTask } from '../cli/serve-process.js';
 
@@ -34,11 +35,18 @@ describe('search serve with the ops options, and the ops commands against it', (
       expect(posted.body).toMatchObject({ type: 'dumpCreation', status: 'enqueued', indexUid: null });
       expect((await waitTask(served.url, posted.body.taskUid)).status).toBe('succeeded');
 
+      // the official client's calls work unchanged
+      const client = new Meilisearch({ host: served.url });
+      const viaClient = await client.createDump().waitTask();
+      expect(viaClient).toMatchObject({ type: 'dumpCreation', status: 'succeeded', details: { dumpUid: expect.stringMatching(/^\d{8}-\d{9}$/) } });
+      expect((await client.createSnapshot().waitTask()).status).toBe('succeeded');
+      expect(existsSync(join(root, 'server-snaps', 'served.ms.snapshot'))).toBe(true);
+
       const dump = await search(['dump', 'create', '--url', served.url, '--dump-dir', join(root, 'server-dumps'), '--keep', '1', '--json']);
       expect(dump.exitCode).toBe(0);
       const report = JSON.parse(dump.stdout);
       expect(report).toMatchObject({ status: 'succeeded', path: expect.stringMatching(/server-dumps\/\d{8}-\d{9}\.dump$/) });
-      expect(report.removed).toHaveLength(1); // the dump of POST /dumps, beyond --keep 1
+      expect(report.removed).toHaveLength(2); // the dumps of POST /dumps and of the client, beyond --keep 1
       expect(readdirSync(join(root, 'server-dumps'))).toEqual([report.path.split('/').pop()]);
 
       const snap = await search(['snapshot', '--url', served.url, '--snapshot-dir', join(root, 'server-snaps'), '--db-name', 'served.ms']);
