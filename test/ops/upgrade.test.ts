@@ -12,6 +12,7 @@ import { UpgradeJournal } from '../../src/engine/ops/version/journal.js';
 import type { Task } from '../../src/engine/types.js';
 import { rawState } from './helpers/raw-state.js';
 import { writeV090Database } from './helpers/old-db.js';
+import { upgradeLocal } from '../../src/engine/ops/procedures.js';
 
 const FIXTURE = 'fixtures/db-v0.9.0.snapshot';
 
@@ -139,6 +140,22 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       await ops.close();
       await engine.close();
     }
+    expect(dataState(db)).toEqual(before);
+  });
+
+  test('search upgrade (procedure): a timeout cancels the upgrade, waits for the rollback and verifies it', async () => {
+    const before = dataState(db);
+    process.env.SEARCH_TEST_UPGRADE_DELAY_MS = '1500';
+    const steps: string[] = [];
+    try {
+      const report = await upgradeLocal({ dbPath: db, snapshotDir: join(root, 'snaps'), timeoutMs: 300, onStep: (s) => steps.push(s) });
+      expect(report).toMatchObject({ outcome: 'rolled-back', from: '0.9.0', verified: { version: '0.9.0', journal: false } });
+      expect(report.error).toMatch(/Timed out/);
+      expect(existsSync(report.snapshot!)).toBe(true);
+    } finally {
+      delete process.env.SEARCH_TEST_UPGRADE_DELAY_MS;
+    }
+    expect(steps.some((s) => /rolling back/.test(s))).toBe(true);
     expect(dataState(db)).toEqual(before);
   });
 
