@@ -34,7 +34,7 @@ function source(): DumpSource {
   return {
     instanceUid: '9e15e977-f2ae-4761-943f-1eaf75fd736d',
     dbVersion: '0.1.0',
-    keys: () => [{ uid: 'a3c8f1d2-0000-4000-8000-000000000001', name: 'reader', description: null, actions: ['search'], indexes: ['books'], expiresAt: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' }],
+    keys: () => [{ uid: 'a3c8f1d2-0000-4000-8000-000000000001', name: 'reader', actions: ['search'], indexes: ['books'], expires_at: null, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' }],
     tasks: () => [{ task: enqueued, updateFile: books.slice(0, 2) }],
     batches: () => [batch],
     // an async generator: the writer must not need the documents up front

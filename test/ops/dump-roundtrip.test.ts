@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AuthEnv } from '../../src/engine/auth/auth-env.js';
 import { Engine } from '../../src/engine/engine.js';
 import { importDump } from '../../src/engine/ops/dump/import.js';
+import { DumpReader } from '../../src/engine/ops/dump/reader.js';
 import { Ops } from '../../src/engine/ops/service.js';
 import { KEY, WEBHOOK, allDocuments, movies, populate, searches } from './helpers/fixture.js';
 
@@ -47,6 +48,16 @@ describe('dump round trip through a fresh instance', () => {
     expect(dumpUid).toMatch(/^\d{8}-\d{9}$/);
     const file = join(root, 'dumps', `${dumpUid}.dump`);
     expect(existsSync(file)).toBe(true);
+
+    // keys are written as Meilisearch writes them (snake_case dates), so that it can import them
+    const reader = await DumpReader.open(file);
+    const keys = [];
+    for await (const key of reader.keys()) keys.push(key);
+    await reader.close();
+    expect(keys.find((k) => k.uid === KEY.uid)).toEqual({
+      uid: KEY.uid, name: KEY.name, description: KEY.description, actions: KEY.actions, indexes: KEY.indexes,
+      expires_at: null, created_at: KEY.createdAt, updated_at: KEY.updatedAt,
+    });
 
     await engine.waitForTask(pending.taskUid);
     await ops.close();

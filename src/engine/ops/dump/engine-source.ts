@@ -36,7 +36,12 @@ export function engineDumpSource(engine: Engine, options: EngineDumpOptions): Du
 
 function* authKeys(auth: AuthEnv | null): Generator<DumpKey> {
   if (!auth) return;
-  for (const { value } of auth.keys.getRange()) yield { ...value } as DumpKey;
+  for (const { value: k } of auth.keys.getRange()) {
+    const line: DumpKey = { uid: k.uid, actions: k.actions, indexes: k.indexes, expires_at: k.expiresAt, created_at: k.createdAt, updated_at: k.updatedAt };
+    if (k.name !== null) line.name = k.name;
+    if (k.description !== null) line.description = k.description;
+    yield line;
+  }
 }
 
 async function* tasks(engine: Engine, exclude?: number): AsyncGenerator<DumpTaskEntry> {

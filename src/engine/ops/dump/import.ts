@@ -249,9 +249,9 @@ async function importAuth(auth: AuthEnv, reader: DumpReader): Promise<void> {
       description: key.description ?? null,
       actions: key.actions as ApiKeyRecord['actions'],
       indexes: key.indexes,
-      expiresAt: key.expiresAt ?? null,
-      createdAt: key.createdAt,
-      updatedAt: key.updatedAt,
+      expiresAt: key.expires_at ?? key.expiresAt ?? null,
+      createdAt: (key.created_at ?? key.createdAt)!,
+      updatedAt: (key.updated_at ?? key.updatedAt)!,
     };
     await auth.keys.put(record.uid, record);
     keys++;

@@ -57,17 +57,24 @@ export interface DumpIndexMetadata {
   updatedAt: string;
 }
 
-/** An API key as stored: the wire shape minus the derived `key` string, which is recomputed. */
+/**
+ * An API key line as Meilisearch writes it: its `Key` has no camelCase renaming, so the dates are
+ * `expires_at`, `created_at`, `updated_at`, and a null name or description is left out. The key
+ * value itself is not stored: it is derived from the uid and the master key.
+ */
 export interface DumpKey {
   uid: string;
-  name: string | null;
-  description: string | null;
+  name?: string | null;
+  description?: string | null;
   actions: string[];
   indexes: string[];
-  expiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  [extra: string]: unknown;
+  expires_at?: string | null;
+  created_at?: string;
+  updated_at?: string;
+  /** camelCase spellings, accepted on import from other writers */
+  expiresAt?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 export interface DumpWebhook {
