@@ -6,7 +6,7 @@ import { list as tarList } from 'tar';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeDump } from '../../src/engine/ops/dump/writer.js';
 import { DumpReader } from '../../src/engine/ops/dump/reader.js';
-import { dumpFileStem, kindToType, typeToKind, type DumpSource, type DumpTask } from '../../src/engine/ops/dump/layout.js';
+import { dumpFileStem, fromDumpDetails, kindToType, toDumpDetails, typeToKind, type DumpSource, type DumpTask } from '../../src/engine/ops/dump/layout.js';
 import type { Batch, Document } from '../../src/engine/types.js';
 
 const books: Document[] = JSON.parse(readFileSync('../shared/data/meili-datasets/books.json', 'utf8'));
@@ -118,5 +118,18 @@ describe('dump archive (Meilisearch v6 layout)', () => {
     expect(kindToType('tasksDeletion')).toBe('taskDeletion');
     expect(kindToType({ upgradeDatabase: { from: [0, 0, 1] } })).toBe('upgradeDatabase');
     expect(() => kindToType('nope')).toThrow(/unknown task kind/);
+  });
+
+  test('task details are written in Meilisearch\'s tagged snake_case form and read back', () => {
+    const added = { receivedDocuments: 2, indexedDocuments: 2 };
+    expect(toDumpDetails('documentAdditionOrUpdate', added)).toEqual({ DocumentAdditionOrUpdate: { received_documents: 2, indexed_documents: 2 } });
+    expect(fromDumpDetails(toDumpDetails('documentAdditionOrUpdate', added))).toEqual(added);
+    const upgrade = { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.0.0' };
+    expect(toDumpDetails('upgradeDatabase', upgrade)).toEqual({ UpgradeDatabase: { from: [0, 9, 0], to: [1, 0, 0] } });
+    expect(fromDumpDetails(toDumpDetails('upgradeDatabase', upgrade))).toEqual(upgrade);
+    const settings = { searchableAttributes: ['title'] };
+    expect(fromDumpDetails(toDumpDetails('settingsUpdate', settings))).toEqual(settings);
+    expect(toDumpDetails('documentDeletion', { deletedDocuments: 3 })).toEqual({ ClearAll: { deleted_documents: 3 } });
+    expect(fromDumpDetails({ receivedDocuments: 1 })).toEqual({ receivedDocuments: 1 });
   });
 });

@@ -9,7 +9,7 @@ import type { TaskPayload } from '../../tasks/payload.js';
 import type { TaskRecord } from '../../tasks/store.js';
 import { publicTask } from '../../tasks/view.js';
 import type { Batch, Document } from '../../types.js';
-import { typeToKind, type DumpIndex, type DumpKey, type DumpKind, type DumpSource, type DumpTaskEntry } from './layout.js';
+import { toDumpDetails, typeToKind, type DumpIndex, type DumpKey, type DumpKind, type DumpSource, type DumpTaskEntry } from './layout.js';
 
 export interface EngineDumpOptions {
   dbVersion: string;
@@ -51,7 +51,7 @@ async function* tasks(engine: Engine, exclude?: number): AsyncGenerator<DumpTask
     if (!record) continue;
     const { type, ...rest } = publicTask(record);
     void type;
-    const task = { ...rest, type: dumpKind(record) };
+    const task = { ...rest, type: dumpKind(record), details: toDumpDetails(record.type, record.details) };
     const pending = record.status === 'enqueued' || record.status === 'processing';
     if (pending && record.payload.kind === 'documents') {
       yield { task, updateFile: readUpdateFile(engine.paths.updateFiles + '/' + record.payload.updateFile) };

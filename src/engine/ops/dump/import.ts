@@ -23,7 +23,7 @@ import type { TaskPayload } from '../../tasks/payload.js';
 import type { TaskRecord } from '../../tasks/store.js';
 import type { Document, TaskStatus } from '../../types.js';
 import { JsonlWriter } from './jsonl.js';
-import { kindContent, kindName, kindToType, type DumpTask } from './layout.js';
+import { fromDumpDetails, kindContent, kindName, kindToType, type DumpTask } from './layout.js';
 import { DumpReader } from './reader.js';
 
 export interface DumpImportOptions {
@@ -164,7 +164,7 @@ async function importTasks(engine: Engine, reader: DumpReader): Promise<number> 
       status,
       type: kindToType(task.type),
       canceledBy: task.canceledBy ?? null,
-      details: task.details ?? null,
+      details: fromDumpDetails(task.details),
       error: task.error ?? null,
       duration: pending ? null : (task.duration ?? null),
       enqueuedAt: task.enqueuedAt,

@@ -191,3 +191,68 @@ export function dumpFileStem(date: Date): string {
     `${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}${p(date.getUTCMilliseconds(), 3)}`
   );
 }
+
+// --- task details -----------------------------------------------------------------------------
+//
+// Meilisearch writes a task's details as its internal enum: externally tagged, snake_case fields,
+// e.g. `{"DocumentAdditionOrUpdate": {"received_documents": 2, "indexed_documents": 2}}`. The
+// public details (camelCase, flat) are converted both ways, so dumps move between the engines.
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function detailsVariant(type: TaskType, details: Record<string, unknown>): string | null {
+  switch (type) {
+    case 'documentAdditionOrUpdate':
+      return 'DocumentAdditionOrUpdate';
+    case 'documentEdition':
+      return 'DocumentEdition';
+    case 'documentDeletion':
+      if ('originalFilter' in details) return 'DocumentDeletionByFilter';
+      if ('providedIds' in details) return 'DocumentDeletion';
+      return 'ClearAll';
+    case 'indexDeletion':
+      return 'ClearAll';
+    case 'settingsUpdate':
+      return 'SettingsUpdate';
+    case 'indexCreation':
+    case 'indexUpdate':
+      return 'IndexInfo';
+    case 'indexSwap':
+      return 'IndexSwap';
+    case 'taskCancelation':
+      return 'TaskCancelation';
+    case 'taskDeletion':
+      return 'TaskDeletion';
+    case 'dumpCreation':
+      return 'Dump';
+    case 'upgradeDatabase':
+      return 'UpgradeDatabase';
+    default:
+      return null;
+  }
+}
+
+const triple = (v: unknown) => String(v ?? '0.0.0').replace(/^v/, '').split('.').map(Number);
+
+export function toDumpDetails(type: TaskType, details: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (!details) return null;
+  const variant = detailsVariant(type, details);
+  if (!variant) return null;
+  if (variant === 'SettingsUpdate') return { SettingsUpdate: { settings: details } };
+  if (variant === 'UpgradeDatabase') return { UpgradeDatabase: { from: triple(details.upgradeFrom), to: triple(details.upgradeTo) } };
+  return { [variant]: Object.fromEntries(Object.entries(details).map(([k, v]) => [snake(k), v])) };
+}
+
+export function fromDumpDetails(details: unknown): Record<string, unknown> | null {
+  if (!details || typeof details !== 'object' || Array.isArray(details)) return null;
+  const entries = Object.entries(details as Record<string, unknown>);
+  const [name, inner] = entries[0] ?? [];
+  // already public (camelCase) details, as older versions of this engine wrote them
+  if (entries.length !== 1 || !name || !/^[A-Z]/.test(name) || !inner || typeof inner !== 'object') return details as Record<string, unknown>;
+  const content = inner as Record<string, unknown>;
+  if (name === 'SettingsUpdate') return { ...((content.settings as Record<string, unknown>) ?? {}) };
+  if (name === 'UpgradeDatabase')
+    return { upgradeFrom: `v${(content.from as number[]).join('.')}`, upgradeTo: `v${(content.to as number[]).join('.')}` };
+  return Object.fromEntries(Object.entries(content).map(([k, v]) => [camel(k), v]));
+}
