@@ -20,6 +20,8 @@ const { RoaringBitmap32 } = roaring;
 const MAX_DERIVATIONS = 150;
 /** A prefix matching more words than this is resolved by the prefix postings, not word by word. */
 const MAX_PREFIX_WORDS = 5000;
+/** A split word is verified document by document, up to this many candidates. */
+const MAX_SPLIT_CANDIDATES = 1000;
 
 export interface ResolvedTerm {
   term: QueryTerm;
@@ -103,7 +105,8 @@ export function resolveTerms(terms: readonly QueryTerm[], ctx: ResolveContext, p
     }
     for (const alternative of synonyms.get(word) ?? []) addAlternative(ctx, r, alternative, add);
     const split = bestSplit(ctx, word);
-    if (split) {
+    // Verifying adjacency reads each candidate document: skip splits into two common words.
+    if (split && ctx.reader.anyWord(split[0]!).andCardinality(ctx.reader.anyWord(split[1]!)) <= MAX_SPLIT_CANDIDATES) {
       add(1, phraseDocids(ctx, { kind: 'phrase', words: split, offsets: [0, 1], index: term.index }));
       r.sequences.push(split);
       r.maxTypos = Math.max(r.maxTypos, 1);

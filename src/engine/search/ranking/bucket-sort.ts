@@ -6,7 +6,7 @@
  */
 import type { RuleDetail } from './score.js';
 import { globalScore, upperBound } from './score.js';
-import { sizeOf, toArray, type Docids, type RankingContext, type RankingRule } from './rules.js';
+import { sizeOf, type Docids, type RankingContext, type RankingRule } from './rules.js';
 
 export interface RankedHit {
   docid: number;
@@ -38,7 +38,8 @@ export function bucketSort(
   const emit = (docids: Docids, details: RuleDetail[]) => {
     const score = globalScore(details);
     if (options.threshold !== null && score < options.threshold) return;
-    for (const docid of toArray(docids)) {
+    // Iterate lazily: a large final bucket is usually cut after a page of hits.
+    for (const docid of docids) {
       if (options.distinct && !options.distinct(docid)) continue;
       counted++;
       if (hits.length < options.want) hits.push({ docid, details, score });
