@@ -126,6 +126,12 @@ export class KeywordReader {
     return this.cached('v', key, () => this.dbs.values.get(key));
   }
 
+  /** The stored entry bytes, valid until the next read (lmdb reuses the buffer). */
+  rawDoc(docid: number): Buffer | undefined {
+    const raw = this.dbs.docs.getBinaryFast(docid);
+    return raw ? (raw.subarray(0, raw.length) as Buffer) : undefined;
+  }
+
   /** See `entryExactness`; -1 for a document without searchable words. */
   exactness(docid: number, wanted: readonly number[]): number {
     const raw = this.dbs.docs.getBinaryFast(docid);

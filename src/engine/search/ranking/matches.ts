@@ -18,15 +18,20 @@ export interface Occurrence {
 export interface DocMatches {
   /** Per resolved term index. */
   occurrences: Occurrence[][];
-  entry: DocEntry;
 }
+
+/** Prefix ranges up to this many words are resolved to word ids up front. */
+const MAX_PREFIX_IDS = 20_000;
 
 export class MatchAnalyzer {
   private readonly cache = new Map<number, DocMatches>();
-  /** Per term: word id -> typos, and the word-id sequences of its multi-word alternatives. */
-  private readonly idTypos: Array<Map<number, number>>;
+  /** Per term: typos + 1 by word id (0: no match), covering derivations and, when small enough, the prefix range. */
+  private readonly idTypos: Int8Array[];
+  /** Terms whose prefix range was too large to list: checked by string. */
+  private readonly openPrefix: Array<string | null>;
   private readonly sequences: number[][][];
   private readonly vocabulary: string[];
+  private readonly termWordIds: number[];
 
   constructor(
     private readonly reader: KeywordReader,
@@ -35,14 +40,28 @@ export class MatchAnalyzer {
   ) {
     const vocab = reader.vocabulary();
     this.vocabulary = vocab.words;
-    this.idTypos = terms.map((t) => {
-      const m = new Map<number, number>();
-      if (t.term.kind === 'word') for (const [w, typos] of t.words) {
-        const id = vocab.ids.get(w);
-        if (id !== undefined) m.set(id, typos);
+    const size = vocab.words.length;
+    this.openPrefix = terms.map(() => null);
+    this.idTypos = terms.map((t, i) => {
+      const arr = new Int8Array(size);
+      if (t.term.kind !== 'word') return arr;
+      if (t.prefix !== null) {
+        const [lo, hi] = reader.dictionary().prefixRange(t.prefix);
+        if (hi - lo <= MAX_PREFIX_IDS) {
+          const words = reader.dictionary().words;
+          for (let k = lo; k < hi; k++) {
+            const id = vocab.ids.get(words[k]!);
+            if (id !== undefined) arr[id] = 1;
+          }
+        } else this.openPrefix[i] = t.prefix;
       }
-      return m;
+      for (const [w, typos] of t.words) {
+        const id = vocab.ids.get(w);
+        if (id !== undefined && (arr[id] === 0 || arr[id]! > typos + 1)) arr[id] = typos + 1;
+      }
+      return arr;
     });
+    this.termWordIds = terms.map((t) => (t.term.kind === 'word' ? vocab.ids.get(t.term.word) ?? -1 : -1));
     this.sequences = terms.map((t) => t.sequences.map((seq) => seq.map((w) => vocab.ids.get(w) ?? -1)));
   }
 
@@ -53,9 +72,9 @@ export class MatchAnalyzer {
 
   private readonly entries = new Map<number, DocEntry>();
 
-  /** The stored words of a document, without matching them (cheaper when only the entry is needed). */
+  /** The stored words of a document. */
   entry(docid: number): DocEntry {
-    const known = this.cache.get(docid)?.entry ?? this.entries.get(docid);
+    const known = this.entries.get(docid);
     if (known) return known;
     const entry = this.reader.doc(docid) ?? [];
     this.entries.set(docid, entry);
@@ -65,34 +84,46 @@ export class MatchAnalyzer {
   get(docid: number): DocMatches {
     let m = this.cache.get(docid);
     if (!m) {
-      m = this.compute(this.entry(docid));
+      m = this.compute(docid);
       this.cache.set(docid, m);
     }
     return m;
   }
 
-  private compute(entry: DocEntry): DocMatches {
+  /** Reads the stored entry in place (no decoding): [count, (fid, n, ids x n, positions x n)...]. */
+  private compute(docid: number): DocMatches {
     const occurrences: Occurrence[][] = this.terms.map(() => []);
-    for (const [fid, words, positions] of entry) {
+    const raw = this.reader.rawDoc(docid);
+    if (!raw) return { occurrences };
+    const count = raw.readUInt32LE(0);
+    const nTerms = this.terms.length;
+    let o = 4;
+    for (let f = 0; f < count; f++) {
+      const fid = raw.readUInt32LE(o);
+      const n = raw.readUInt32LE(o + 4);
+      const ids = o + 8;
+      const pos = ids + 4 * n;
+      o = pos + 4 * n;
       if (this.allowed && !this.allowed.has(fid)) continue;
-      for (let i = 0; i < words.length; i++) {
-        const id = words[i]!;
-        for (let t = 0; t < this.terms.length; t++) {
-          const r = this.terms[t]!;
-          if (r.term.kind === 'word') {
-            let typos = this.idTypos[t]!.get(id) ?? -1;
-            if (typos < 0 && r.prefix !== null && (this.vocabulary[id] ?? '').startsWith(r.prefix)) typos = 0;
-            if (typos >= 0) occurrences[t]!.push({ fid, position: positions[i]!, typos, exact: typos === 0 && this.vocabulary[id] === r.term.word });
-          }
-          for (const seq of this.sequences[t]!) {
+      for (let i = 0; i < n; i++) {
+        const id = raw.readUInt32LE(ids + 4 * i);
+        for (let t = 0; t < nTerms; t++) {
+          let v = this.idTypos[t]![id]!;
+          const open = this.openPrefix[t];
+          if (v === 0 && open !== null && (this.vocabulary[id] ?? '').startsWith(open)) v = 1;
+          if (v > 0) occurrences[t]!.push({ fid, position: raw.readUInt32LE(pos + 4 * i), typos: v - 1, exact: id === this.termWordIds[t] });
+          const seqs = this.sequences[t]!;
+          for (let q = 0; q < seqs.length; q++) {
+            const seq = seqs[q]!;
             if (seq[0] !== id) continue;
-            let ok = true;
-            for (let k = 1; k < seq.length && ok; k++) ok = words[i + k] === seq[k] && positions[i + k] === positions[i]! + k;
-            if (ok) occurrences[t]!.push({ fid, position: positions[i]!, typos: 0, exact: r.term.kind === 'phrase' });
+            const p0 = raw.readUInt32LE(pos + 4 * i);
+            let ok = i + seq.length <= n;
+            for (let k = 1; k < seq.length && ok; k++) ok = raw.readUInt32LE(ids + 4 * (i + k)) === seq[k] && raw.readUInt32LE(pos + 4 * (i + k)) === p0 + k;
+            if (ok) occurrences[t]!.push({ fid, position: p0, typos: 0, exact: this.terms[t]!.term.kind === 'phrase' });
           }
         }
       }
     }
-    return { occurrences, entry };
+    return { occurrences };
   }
 }
