@@ -101,6 +101,7 @@ it(`migrates ${N} GloVe points end to end`, async () => {
       `  sink peer (Engine.addDocuments from memory): ${sinkRate.toFixed(0)} points/s -> end to end = ${(e2eRate / sinkRate).toFixed(2)}x`,
       `  pipeline ceiling (in-process, counting target): ${ceilingRate.toFixed(0)} points/s -> end to end = ${(e2eRate / ceilingRate).toFixed(2)}x; ceiling vs source peer ${(ceilingRate / sourceRate).toFixed(2)}x`,
       `  CLI heap after batches (MB): ${c.heapSamplesMb.join(', ')}`,
+      `  CLI anonymous RSS after batches (MB, RSS without memory-mapped database pages): ${c.anonRssSamplesMb.join(', ')}`,
       `  CLI peak RSS ${report.peakRssMb} MB; RSS after batches (MB): ${samples.join(', ')}`,
       `  memory growth last quarter vs first quarter: ${(lastQuarter / firstQuarter).toFixed(2)}x; bench process (server + sink peer) peak RSS ${peerRss.toFixed(0)} MB`,
     ];

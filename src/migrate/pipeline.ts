@@ -6,6 +6,7 @@
  * whatever the collection size. Checkpoints advance only when the target confirms a batch.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { MigrationError } from './errors.js';
 import { checkpointPath, loadCheckpoint, removeCheckpoint, saveCheckpoint, type Checkpoint } from './checkpoint.js';
 import type { CollectionConfig } from './qdrant/config.js';
@@ -63,6 +64,8 @@ export interface CollectionResult {
   /** RSS and JS heap after each confirmed batch: flat when memory does not grow with the collection. */
   rssSamplesMb: number[];
   heapSamplesMb: number[];
+  /** Anonymous RSS (Linux `RssAnon`): RSS minus memory-mapped database pages, which grow with the index. */
+  anonRssSamplesMb: number[];
 }
 
 export interface MigrationResult {
@@ -92,6 +95,16 @@ export async function migrateQdrant(o: MigrateOptions, target: Target | null): P
     collections: results,
     peakRssMb: peakRssMb(),
   };
+}
+
+/** `RssAnon` from /proc/self/status (Linux); null elsewhere. */
+function anonRssMb(): number | null {
+  try {
+    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Math.round((Number(m[1]) / 1024) * 10) / 10 : null;
+  } catch {
+    return null;
+  }
 }
 
 function peakRssMb(): number {
@@ -128,6 +141,7 @@ async function migrateCollection(o: MigrateOptions, source: QdrantSource, target
     pointsPerSecond: 0,
     rssSamplesMb: [],
     heapSamplesMb: [],
+    anonRssSamplesMb: [],
   };
   if (o.dryRun || !target) return result;
 
@@ -280,6 +294,8 @@ async function streamDocuments(
     const mem = process.memoryUsage();
     result.rssSamplesMb.push(Math.round((mem.rss / 1048576) * 10) / 10);
     result.heapSamplesMb.push(Math.round((mem.heapUsed / 1048576) * 10) / 10);
+    const anon = anonRssMb();
+    if (anon !== null) result.anonRssSamplesMb.push(anon);
   };
 
   const flush = async (): Promise<void> => {
