@@ -42,6 +42,7 @@ export class MatchAnalyzer {
     this.vocabulary = vocab.words;
     const size = vocab.words.length;
     this.openPrefix = terms.map(() => null);
+    const touched: number[] = [];
     this.idTypos = terms.map((t, i) => {
       const arr = new Int8Array(size);
       if (t.term.kind !== 'word') return arr;
@@ -51,19 +52,33 @@ export class MatchAnalyzer {
           const words = reader.dictionary().words;
           for (let k = lo; k < hi; k++) {
             const id = vocab.ids.get(words[k]!);
-            if (id !== undefined) arr[id] = 1;
+            if (id !== undefined) {
+              arr[id] = 1;
+              touched.push(id);
+            }
           }
         } else this.openPrefix[i] = t.prefix;
       }
       for (const [w, typos] of t.words) {
         const id = vocab.ids.get(w);
-        if (id !== undefined && (arr[id] === 0 || arr[id]! > typos + 1)) arr[id] = typos + 1;
+        if (id !== undefined && (arr[id] === 0 || arr[id]! > typos + 1)) {
+          arr[id] = typos + 1;
+          touched.push(id);
+        }
       }
       return arr;
     });
+    // One table for "does this id concern any term at all", so most tokens cost one lookup.
+    this.any = new Uint8Array(size);
+    for (const id of touched) this.any[id] = 1;
     this.termWordIds = terms.map((t) => (t.term.kind === 'word' ? vocab.ids.get(t.term.word) ?? -1 : -1));
     this.sequences = terms.map((t) => t.sequences.map((seq) => seq.map((w) => vocab.ids.get(w) ?? -1)));
+    for (const seqs of this.sequences) for (const seq of seqs) if (seq[0]! >= 0) this.any[seq[0]!] = 1;
+    this.checkAll = this.openPrefix.some((p) => p !== null);
   }
+
+  private readonly any: Uint8Array;
+  private readonly checkAll: boolean;
 
   /** The word ids of `words`, -1 for unknown ones. */
   idsOf(words: readonly string[]): number[] {
@@ -107,6 +122,7 @@ export class MatchAnalyzer {
       if (this.allowed && !this.allowed.has(fid)) continue;
       for (let i = 0; i < n; i++) {
         const id = raw.readUInt32LE(ids + 4 * i);
+        if (!this.checkAll && this.any[id] === 0) continue;
         for (let t = 0; t < nTerms; t++) {
           let v = this.idTypos[t]![id]!;
           const open = this.openPrefix[t];
