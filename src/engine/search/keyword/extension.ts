@@ -20,7 +20,7 @@ import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidK
 const { RoaringBitmap32 } = roaring;
 
 /** Pending postings after which deltas are merged into LMDB mid-batch. */
-const FLUSH_THRESHOLD = 2_000_000;
+const FLUSH_THRESHOLD = 8_000_000;
 /** Positions beyond this in a field are not indexed (as Meilisearch caps positions per attribute). */
 const MAX_POSITION = 65_535;
 
@@ -49,11 +49,17 @@ class DeltaMap {
     return d;
   }
   mergeInto(db: Database<Buffer, string>): void {
-    for (const [key, delta] of this.map) {
-      const raw = db.get(key);
-      const bitmap = raw ? RoaringBitmap32.deserialize(raw, true) : new RoaringBitmap32();
-      if (delta.del.length) bitmap.removeMany(delta.del);
-      if (delta.add.length) bitmap.addMany(delta.add);
+    // Sorted keys make the B-tree writes sequential.
+    const keys = [...this.map.keys()].sort();
+    for (const key of keys) {
+      const delta = this.map.get(key)!;
+      const raw = db.getBinaryFast(key);
+      let bitmap: InstanceType<typeof RoaringBitmap32>;
+      if (raw) {
+        bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
+        if (delta.del.length) bitmap.removeMany(delta.del);
+        if (delta.add.length) bitmap.addMany(delta.add);
+      } else bitmap = new RoaringBitmap32(delta.add);
       if (bitmap.isEmpty) {
         if (raw) db.removeSync(key);
       } else db.putSync(key, bitmap.serialize(true) as unknown as Buffer);
