@@ -12,6 +12,7 @@ import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
+import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
 import { parseDocumentPayload, writeUpdateFile } from './index/payload.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
@@ -317,6 +318,11 @@ export class Engine {
   /** `POST /indexes/:uid/facet-search`: values of one facet among the documents matching `q` and `filter`. */
   async facetSearch(uid: string, body: unknown): Promise<FacetSearchResult> {
     return facetSearchRequest(this.indexes.get(uid), body);
+  }
+
+  /** `POST /multi-search`: several searches at once, or one federated (merged) result list. */
+  async multiSearch(body: unknown): Promise<MultiSearchResponse> {
+    return multiSearch((uid) => this.indexes.get(uid), body, searchWithVectors);
   }
 
   /** `POST /indexes/:uid/similar`: documents near a given document's embedding. */

@@ -149,3 +149,32 @@ describe('engine: composed modules', () => {
     expect(filtered.total).toBe(movies.slice(0, 3000).filter((m) => m.year === 1950).length);
   });
 });
+
+describe('engine: multi-search', () => {
+  test('several queries answer per index; federation merges them into one list', async () => {
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await engine.waitForTask((await engine.addDocuments('old', movies.slice(0, 2000))).taskUid);
+    await engine.waitForTask((await engine.addDocuments('new', movies.slice(-2000))).taskUid);
+    const separate = (await engine.multiSearch({
+      queries: [
+        { indexUid: 'old', q: 'godfathers', limit: 3 },
+        { indexUid: 'new', q: 'avengers', limit: 3 },
+      ],
+    })) as { results: Array<{ indexUid: string; hits: Array<Record<string, unknown>> }> };
+    expect(separate.results.map((r) => r.indexUid)).toEqual(['old', 'new']);
+    expect(String(separate.results[1]!.hits[0]!.title)).toMatch(/Avengers/);
+    const merged = (await engine.multiSearch({
+      federation: { limit: 5 },
+      queries: [
+        { indexUid: 'old', q: 'godfathers' },
+        { indexUid: 'new', q: 'avengers' },
+      ],
+    })) as { hits: Array<Record<string, unknown> & { _federation: { indexUid: string } }> };
+    const indexes = new Set(merged.hits.map((h) => h._federation.indexUid));
+    expect(merged.hits.length).toBeGreaterThan(0);
+    expect(indexes.has('new')).toBe(true);
+    await expect(engine.multiSearch({ queries: [{ indexUid: 'missing', q: 'x' }] })).rejects.toMatchObject({ code: 'index_not_found' });
+  });
+});
