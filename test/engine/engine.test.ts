@@ -178,3 +178,26 @@ describe('engine: multi-search', () => {
     await expect(engine.multiSearch({ queries: [{ indexUid: 'missing', q: 'x' }] })).rejects.toMatchObject({ code: 'index_not_found' });
   });
 });
+
+describe('engine: geo sort through search', () => {
+  test('hits sorted by _geoPoint carry their _geoDistance in meters, nearest first', async () => {
+    const cities = JSON.parse(readFileSync(new URL('../../../shared/data/meili-datasets/world-cities.json', import.meta.url), 'utf8')) as Array<
+      Record<string, unknown>
+    >;
+    const t = await tempEngine();
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await engine.waitForTask((await engine.updateSettings('cities', { sortableAttributes: ['_geo'] })).taskUid);
+    const added = await engine.waitForTask((await engine.addDocuments('cities', cities, { primaryKey: 'geonameid' })).taskUid);
+    expect(added.status).toBe('succeeded');
+    const result = (await engine.search('cities', { sort: ['_geoPoint(48.8566, 2.3522):asc'], limit: 5 })) as {
+      hits: Array<{ name: string; _geoDistance: number }>;
+    };
+    expect(result.hits[0]!.name).toBe('Paris');
+    const distances = result.hits.map((h) => h._geoDistance);
+    expect(distances.every((d) => Number.isInteger(d))).toBe(true);
+    expect([...distances].sort((a, b) => a - b)).toEqual(distances);
+    const plain = (await engine.search('cities', { q: 'paris', limit: 1 })) as { hits: Array<Record<string, unknown>> };
+    expect(plain.hits[0]).not.toHaveProperty('_geoDistance');
+  });
+});

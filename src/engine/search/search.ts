@@ -20,6 +20,7 @@ import { MatchAnalyzer } from './ranking/matches.js';
 import { BUILTIN_RULES, toBitmap, type RankingContext, type RankingRule } from './ranking/rules.js';
 import { detailsObject } from './ranking/score.js';
 import { formatDocument, matcherFor, matchesPosition, type FormatOptions } from './format.js';
+import { hitGeoDistance } from './geo/query.js';
 import { checkDistinct, computeFacets, customRankingRule, distinctFilter, filterDocids, parseSortParam, sortRules, type FacetResult } from './seams.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -245,6 +246,9 @@ export function presentHit(index: Index, hit: RankedHit, params: SearchParams, t
     const visible = index.present(hit.docid, stored, null, false);
     out._matchesPosition = matchesPosition(visible, analyzer, match, (p) => isSearchable(p, settings.searchableAttributes), params.locales);
   }
+  // Sorting by `_geoPoint(...)` reports each hit's distance in meters, as the reference does.
+  const geoDistance = params.sort ? hitGeoDistance(index.store, hit.docid, parseSortParam(params.sort, settings)) : undefined;
+  if (geoDistance !== undefined) out._geoDistance = Math.round(geoDistance);
   if (params.showRankingScore) out._rankingScore = hit.score;
   if (params.showRankingScoreDetails) out._rankingScoreDetails = detailsObject(hit.details);
   return out;
