@@ -29,7 +29,7 @@ import { vectorsExtension, type VectorsExtension } from '../vector/extension.js'
 import type { RuleDetail } from './ranking/score.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, type SearchParams } from './params.js';
-import { keywordSearch, presentHit, search, type KeywordResult, type SearchResponse } from './search.js';
+import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type SearchResponse } from './search.js';
 import { computeFacets, distinctFilter } from './seams.js';
 
 export interface RankedHit {
@@ -346,7 +346,7 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
   // keyword only: exactly the keyword response (its counts honour the threshold), nothing embedded
   if (semantic.semanticRatio === 0) return { ...search(index, body), semanticHitCount: 0 };
 
-  const paging = pageWindow(params, settings.pagination.maxTotalHits);
+  const paging = pagination(params, settings);
   const filter = params.filter !== null ? index.filterDocids(params.filter, 'invalid_search_filter') : undefined;
   const distinctField = params.distinct ?? settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
@@ -371,31 +371,10 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
   );
   const hits = result.hits.map((h) => presentHit(index, h, params, terms));
   const response: HybridSearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
-  const total = Math.min(result.candidates.size, settings.pagination.maxTotalHits);
-  if (paging.pages) {
-    response.hitsPerPage = paging.hitsPerPage;
-    response.page = paging.page;
-    response.totalPages = paging.hitsPerPage === 0 ? 0 : Math.ceil(total / paging.hitsPerPage);
-    response.totalHits = total;
-  } else {
-    response.limit = params.limit;
-    response.offset = params.offset;
-    response.estimatedTotalHits = total;
-  }
+  setPaginationFields(response, paging, params, Math.min(result.candidates.size, settings.pagination.maxTotalHits));
   if (params.facets) Object.assign(response, computeFacets(index, result.candidates, params.facets, settings));
   response.semanticHitCount = result.semanticHitCount;
   response.processingTimeMs = Math.round(performance.now() - started);
   return response;
 }
 
-/** Offset/limit or page/hitsPerPage -> the slice of ranked hits to return, within maxTotalHits. */
-function pageWindow(p: SearchParams, max: number) {
-  if (p.page !== null || p.hitsPerPage !== null) {
-    const page = p.page ?? 1;
-    const hitsPerPage = p.hitsPerPage ?? 20;
-    const skip = Math.min(page === 0 ? max : (page - 1) * hitsPerPage, max);
-    return { pages: true, skip, take: Math.max(0, Math.min(max, skip + hitsPerPage) - skip), page, hitsPerPage };
-  }
-  const skip = Math.min(p.offset, max);
-  return { pages: false, skip, take: Math.max(0, Math.min(max, p.offset + p.limit) - skip), page: 0, hitsPerPage: 0 };
-}

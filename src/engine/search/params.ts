@@ -5,6 +5,7 @@
  */
 import { SearchError } from '../errors.js';
 import { isSupportedLocale } from '../text/locales.js';
+import { describeValue } from '../wire/describe.js';
 
 export type MatchingStrategy = 'last' | 'all' | 'frequency';
 
@@ -75,17 +76,8 @@ const FIELD_CODES: Record<string, string> = {
 
 export const SEARCH_FIELDS = Object.keys(FIELD_CODES);
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array: \`${JSON.stringify(value)}\``;
-  if (typeof value === 'string') return `a string: \`${JSON.stringify(value)}\``;
-  if (typeof value === 'number') return `a number: \`${value}\``;
-  if (typeof value === 'boolean') return `a boolean: \`${value}\``;
-  return `an object: \`${JSON.stringify(value)}\``;
-}
-
 export function typeError(field: string, expected: string, value: unknown, code = FIELD_CODES[field]!): SearchError {
-  return new SearchError(code, `Invalid value type at \`.${field}\`: expected ${expected}, but found ${describe(value)}`);
+  return new SearchError(code, `Invalid value type at \`.${field}\`: expected ${expected}, but found ${describeValue(value)}`);
 }
 
 function nat(body: Record<string, unknown>, field: string): number | undefined {
@@ -114,14 +106,14 @@ function strList(body: Record<string, unknown>, field: string): string[] | null 
   if (v === undefined || v === null) return v as undefined | null;
   if (!Array.isArray(v)) throw typeError(field, 'an array', v);
   v.forEach((item, i) => {
-    if (typeof item !== 'string') throw new SearchError(FIELD_CODES[field]!, `Invalid value type at \`.${field}[${i}]\`: expected a string, but found ${describe(item)}`);
+    if (typeof item !== 'string') throw new SearchError(FIELD_CODES[field]!, `Invalid value type at \`.${field}[${i}]\`: expected a string, but found ${describeValue(item)}`);
   });
   return v as string[];
 }
 
 export function parseSearchParams(body: unknown, options: { allowed?: readonly string[] } = {}): SearchParams {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new SearchError('bad_request', `Invalid value type: expected an object, but found ${describe(body)}`);
+    throw new SearchError('bad_request', `Invalid value type: expected an object, but found ${describeValue(body)}`);
   }
   const b = body as Record<string, unknown>;
   const allowed = options.allowed ?? SEARCH_FIELDS;
@@ -161,7 +153,7 @@ export function parseSearchParams(body: unknown, options: { allowed?: readonly s
   const distinct = str(b, 'distinct', true) ?? null;
   const filter = b.filter;
   if (filter !== undefined && filter !== null && typeof filter !== 'string' && !Array.isArray(filter)) {
-    throw new SearchError('invalid_search_filter', `Invalid value type at \`.filter\`: expected a string or an array, but found ${describe(filter)}`);
+    throw new SearchError('invalid_search_filter', `Invalid value type at \`.filter\`: expected a string or an array, but found ${describeValue(filter)}`);
   }
   const limit = nat(b, 'limit');
   return {

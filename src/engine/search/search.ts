@@ -65,23 +65,13 @@ export function search(index: Index, body: unknown): SearchResponse {
   const result = keywordSearch(index, params, paging.want);
   const hits = result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms));
   const response: SearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
-  const total = Math.min(result.totalHits, settings.pagination.maxTotalHits);
-  if (paging.mode === 'pages') {
-    response.hitsPerPage = paging.hitsPerPage;
-    response.page = paging.page;
-    response.totalPages = paging.hitsPerPage === 0 ? 0 : Math.ceil(total / paging.hitsPerPage);
-    response.totalHits = total;
-  } else {
-    response.limit = params.limit;
-    response.offset = params.offset;
-    response.estimatedTotalHits = total;
-  }
+  setPaginationFields(response, paging, params, Math.min(result.totalHits, settings.pagination.maxTotalHits));
   if (params.facets) Object.assign(response, computeFacets(index, result.candidates, params.facets, settings));
   response.processingTimeMs = Math.round(performance.now() - started);
   return response;
 }
 
-interface Paging {
+export interface Paging {
   mode: 'offset' | 'pages';
   skip: number;
   take: number;
@@ -91,7 +81,8 @@ interface Paging {
   hitsPerPage: number;
 }
 
-function pagination(p: SearchParams, settings: Settings): Paging {
+/** Offset/limit or page/hitsPerPage -> the slice of ranked hits to return, within maxTotalHits. */
+export function pagination(p: SearchParams, settings: Settings): Paging {
   const max = settings.pagination.maxTotalHits;
   if (p.page !== null || p.hitsPerPage !== null) {
     const page = p.page ?? 1;
@@ -103,6 +94,20 @@ function pagination(p: SearchParams, settings: Settings): Paging {
   const skip = Math.min(p.offset, max);
   const end = Math.min(max, p.offset + p.limit);
   return { mode: 'offset', skip, take: Math.max(0, end - skip), want: end, page: 0, hitsPerPage: 0 };
+}
+
+/** The pagination envelope of a response: `estimatedTotalHits` or `totalHits`/`totalPages`. */
+export function setPaginationFields(response: SearchResponse, paging: Paging, params: SearchParams, total: number): void {
+  if (paging.mode === 'pages') {
+    response.hitsPerPage = paging.hitsPerPage;
+    response.page = paging.page;
+    response.totalPages = paging.hitsPerPage === 0 ? 0 : Math.ceil(total / paging.hitsPerPage);
+    response.totalHits = total;
+  } else {
+    response.limit = params.limit;
+    response.offset = params.offset;
+    response.estimatedTotalHits = total;
+  }
 }
 
 /** Field ids to search in for `attributesToSearchOn`, or null for all. */

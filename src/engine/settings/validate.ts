@@ -8,6 +8,7 @@ import { SearchError } from '../errors.js';
 import { isSupportedLocale } from '../text/locales.js';
 import { validateEmbedders } from '../embedders/settings.js';
 import type { Settings } from './types.js';
+import { describeValue } from '../wire/describe.js';
 
 export type SettingsPatch = { [K in keyof Settings]?: Settings[K] | null };
 
@@ -36,22 +37,13 @@ const CODES: Record<keyof Settings, string> = {
 
 export const SETTINGS_FIELDS = Object.keys(CODES) as Array<keyof Settings>;
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array: \`${JSON.stringify(value)}\``;
-  if (typeof value === 'string') return `a string: \`${JSON.stringify(value)}\``;
-  if (typeof value === 'number') return `a number: \`${value}\``;
-  if (typeof value === 'boolean') return `a boolean: \`${value}\``;
-  return `an object: \`${JSON.stringify(value)}\``;
-}
-
 class Checker {
   constructor(readonly code: string) {}
   fail(message: string): never {
     throw new SearchError(this.code, message);
   }
   type(path: string, expected: string, value: unknown): never {
-    return this.fail(`Invalid value type at \`${path}\`: expected ${expected}, but found ${describe(value)}`);
+    return this.fail(`Invalid value type at \`${path}\`: expected ${expected}, but found ${describeValue(value)}`);
   }
   object(path: string, value: unknown): Record<string, unknown> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) this.type(path, 'an object', value);
@@ -222,7 +214,7 @@ const VALIDATORS: Record<keyof Settings, Validator> = {
 /** Validate a whole settings body (PATCH /settings). */
 export function validateSettingsPatch(body: unknown): SettingsPatch {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new SearchError('bad_request', `Invalid value type: expected an object, but found ${describe(body)}`);
+    throw new SearchError('bad_request', `Invalid value type: expected an object, but found ${describeValue(body)}`);
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
