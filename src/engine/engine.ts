@@ -228,9 +228,10 @@ export class Engine {
   async addDocuments(
     uid: string,
     payload: DocumentPayload | Document[],
-    options: { primaryKey?: string | null; method?: 'replace' | 'update' } = {},
+    options: { primaryKey?: string | null; method?: 'replace' | 'update'; allowIndexCreation?: boolean } = {},
   ): Promise<SummarizedTask> {
     validateIndexUid(uid);
+    const allowIndexCreation = options.allowIndexCreation ?? true;
     const documents = Array.isArray(payload) ? payload : parseDocumentPayload(payload);
     const updateFile = `${randomUUID()}.ndjson`;
     writeUpdateFile(join(this.paths.updateFiles, updateFile), documents);
@@ -238,7 +239,7 @@ export class Engine {
       return await this.enqueue(
         'documentAdditionOrUpdate',
         uid,
-        { kind: 'documents', updateFile, method: options.method ?? 'replace', primaryKey: options.primaryKey ?? null, count: documents.length },
+        { kind: 'documents', updateFile, method: options.method ?? 'replace', primaryKey: options.primaryKey ?? null, count: documents.length, allowIndexCreation },
         { receivedDocuments: documents.length, indexedDocuments: null },
       );
     } catch (error) {
@@ -294,18 +295,24 @@ export class Engine {
     return { ...settings, embedders: redactEmbedders(settings.embedders) };
   }
 
-  /** Validated at once (400 `invalid_settings_*`, `bad_request`), as the reference does, then enqueued. */
-  async updateSettings(uid: string, body: unknown): Promise<SummarizedTask> {
+  /**
+   * Validated at once (400 `invalid_settings_*`, `bad_request`), as the reference does, then enqueued.
+   * `allowIndexCreation: false` (a key without `indexes.create`) makes the task fail with
+   * `index_not_found` instead of creating a missing index.
+   */
+  async updateSettings(uid: string, body: unknown, options: { allowIndexCreation?: boolean } = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const patch = validateSettingsPatch(body) as Partial<Settings>;
-    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, redactPatch(patch));
+    const allowIndexCreation = options.allowIndexCreation ?? true;
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, redactPatch(patch));
   }
 
-  async resetSettings(uid: string, keys?: Array<keyof Settings>): Promise<SummarizedTask> {
+  async resetSettings(uid: string, keys?: Array<keyof Settings>, options: { allowIndexCreation?: boolean } = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const all = Object.keys(defaultSettings()) as Array<keyof Settings>;
     const patch = Object.fromEntries((keys ?? all).map((key) => [key, null])) as Partial<Settings>;
-    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch }, { ...patch });
+    const allowIndexCreation = options.allowIndexCreation ?? true;
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, { ...patch });
   }
 
   // --- search -------------------------------------------------------------------------------

@@ -271,22 +271,10 @@ export function assertTaskFilterAuthorized(request: FastifyRequest, filter: { in
 }
 
 /**
- * Writes that create their index when it is missing (adding documents, updating settings) may do
- * so only with `indexes.create` on it; otherwise the index must exist (`index_not_found`).
+ * Whether a write by this request may create its missing index (`indexes.create` on that uid).
+ * The routes hand it to the engine: as in the reference, a write without it is still accepted
+ * (202) and its task fails with `index_not_found` when the index does not exist.
  */
-export function assertIndexCreationAllowed(request: FastifyRequest, uid: string, exists: (uid: string) => boolean): void {
-  if (requestAuthorization(request).canCreateIndex(uid) || exists(uid)) return;
-  throw new SearchError('index_not_found', `Index \`${uid}\` not found.`);
-}
-
-/** `exists` for `assertIndexCreationAllowed`, from an engine's `getIndex`. */
-export function indexExists(getIndex: (uid: string) => unknown): (uid: string) => boolean {
-  return (uid) => {
-    try {
-      getIndex(uid);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+export function mayCreateIndex(request: FastifyRequest, uid: string): boolean {
+  return requestAuthorization(request).canCreateIndex(uid);
 }

@@ -32,7 +32,7 @@ export interface HttpEngine {
   addDocuments(
     uid: string,
     payload: DocumentPayload | Document[],
-    o: { primaryKey?: string; method: 'replace' | 'update' },
+    o: { primaryKey?: string; method: 'replace' | 'update'; allowIndexCreation?: boolean },
   ): Promise<SummarizedTask>;
   getDocuments(uid: string, q: DocumentsQuery): Page<Document>;
   getDocument(uid: string, id: string, q?: { fields?: string[] | null; retrieveVectors?: boolean }): Document;
@@ -41,8 +41,8 @@ export interface HttpEngine {
   deleteDocumentsByFilter(uid: string, filter: unknown): Promise<SummarizedTask>;
   clearDocuments(uid: string): Promise<SummarizedTask>;
   getSettings(uid: string): Settings;
-  updateSettings(uid: string, patch: unknown): Promise<SummarizedTask>;
-  resetSettings(uid: string, keys?: Array<keyof Settings>): Promise<SummarizedTask>;
+  updateSettings(uid: string, patch: unknown, o?: { allowIndexCreation?: boolean }): Promise<SummarizedTask>;
+  resetSettings(uid: string, keys?: Array<keyof Settings>, o?: { allowIndexCreation?: boolean }): Promise<SummarizedTask>;
   // Search lands with the search module; its routes are served once the engine has these.
   search?(uid: string, body: unknown): unknown;
   multiSearch?(body: unknown): unknown;

@@ -217,16 +217,46 @@ describe('auth matrix', () => {
 
   it('adding documents or settings creates a missing index only with indexes.create', async () => {
     const addOnly = await createKey({ actions: ['documents.add', 'settings.update'], indexes: ['*'] });
-    const creator = await createKey({ actions: ['documents.add', 'indexes.create'], indexes: ['*'] });
+    const creator = await createKey({ actions: ['documents.add', 'settings.update', 'indexes.create'], indexes: ['*'] });
+    // accepted as the reference does; the task then fails without creating the index
     const refused = await h.request('POST', '/indexes/brand_new/documents', { key: addOnly, json: [{ id: 1 }] });
-    expect([refused.status, refused.body.code]).toEqual([404, 'index_not_found']);
-    const refusedSettings = await h.request('PATCH', '/indexes/brand_new/settings', { key: addOnly, json: { stopWords: ['a'] } });
-    expect([refusedSettings.status, refusedSettings.body.code]).toEqual([404, 'index_not_found']);
+    expect(refused.status).toBe(202);
+    const refusedDone = await h.engine.waitForTask(refused.body.taskUid);
+    expect([refusedDone.status, refusedDone.error?.code, refusedDone.error?.message]).toEqual(['failed', 'index_not_found', 'Index `brand_new` not found.']);
+    const refusedUpdate = await h.request('PUT', '/indexes/brand_new/documents', { key: addOnly, json: [{ id: 1 }] });
+    expect(refusedUpdate.status).toBe(202);
+    expect((await h.engine.waitForTask(refusedUpdate.body.taskUid)).error?.code).toBe('index_not_found');
+    for (const [method, path, json] of [
+      ['PATCH', '/indexes/brand_new/settings', { stopWords: ['a'] }],
+      ['PUT', '/indexes/brand_new/settings/stop-words', ['a']],
+      ['DELETE', '/indexes/brand_new/settings', undefined],
+    ] as const) {
+      const res = await h.request(method, path, { key: addOnly, json });
+      expect([method, path, res.status]).toEqual([method, path, 202]);
+      const done = await h.engine.waitForTask(res.body.taskUid);
+      expect([path, done.status, done.error?.code]).toEqual([path, 'failed', 'index_not_found']);
+    }
+    const missing = await h.request('GET', '/indexes/brand_new', { key: MASTER });
+    expect([missing.status, missing.body.code]).toEqual([404, 'index_not_found']);
+
     const toExisting = await h.request('POST', '/indexes/other/documents', { key: addOnly, json: [{ id: 7 }] });
     expect(toExisting.status).toBe(202);
-    const created = await h.request('POST', '/indexes/brand_new/documents', { key: creator, json: [{ id: 1 }] });
-    expect(created.status).toBe(202);
+    expect((await h.engine.waitForTask(toExisting.body.taskUid)).status).toBe('succeeded');
+    const settingsOfExisting = await h.request('PATCH', '/indexes/other/settings', { key: addOnly, json: { stopWords: ['the'] } });
+    expect((await h.engine.waitForTask(settingsOfExisting.body.taskUid)).status).toBe('succeeded');
+
+    // a refused addition queued before a creating one fails alone; its documents are never written
+    const before = await h.request('POST', '/indexes/brand_new/documents', { key: addOnly, json: [{ id: 'refused' }] });
+    const created = await h.request('POST', '/indexes/brand_new/documents', { key: creator, json: [{ id: 'kept' }] });
+    expect([before.status, created.status]).toEqual([202, 202]);
+    expect((await h.engine.waitForTask(before.body.taskUid)).error?.code).toBe('index_not_found');
     expect((await h.engine.waitForTask(created.body.taskUid)).status).toBe('succeeded');
+    const docs = await h.request('GET', '/indexes/brand_new/documents', { key: MASTER });
+    expect(docs.body.results).toEqual([{ id: 'kept' }]);
+
+    const settingsCreated = await h.request('PATCH', '/indexes/settings_new/settings', { key: creator, json: { stopWords: ['a'] } });
+    expect((await h.engine.waitForTask(settingsCreated.body.taskUid)).status).toBe('succeeded');
+    expect((await h.request('GET', '/indexes/settings_new/settings/stop-words', { key: MASTER })).body).toEqual(['a']);
   });
 
   it('without a master key every route is open except /keys', async () => {

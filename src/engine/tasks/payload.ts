@@ -7,11 +7,19 @@ import type { Settings } from '../settings/types.js';
 import type { TaskFilter } from '../types.js';
 
 export type TaskPayload =
-  | { kind: 'documents'; updateFile: string; method: 'replace' | 'update'; primaryKey: string | null; count: number }
+  | {
+      kind: 'documents';
+      updateFile: string;
+      method: 'replace' | 'update';
+      primaryKey: string | null;
+      count: number;
+      /** Whether the task may create its missing index (the key had `indexes.create`); absent means true. */
+      allowIndexCreation?: boolean;
+    }
   | { kind: 'deleteIds'; ids: string[] }
   | { kind: 'deleteFilter'; filter: unknown }
   | { kind: 'clearDocuments' }
-  | { kind: 'settings'; patch: Partial<Settings> }
+  | { kind: 'settings'; patch: Partial<Settings>; /** As for documents; absent means true. */ allowIndexCreation?: boolean }
   | { kind: 'indexCreation'; primaryKey: string | null }
   | { kind: 'indexUpdate'; primaryKey: string | null | undefined }
   | { kind: 'indexDeletion' }

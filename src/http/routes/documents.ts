@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SearchError } from '../../engine/errors.js';
 import type { DocumentPayload, DocumentsQuery } from '../../engine/types.js';
-import { assertIndexCreationAllowed, indexExists } from '../auth.js';
+import { mayCreateIndex } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import {
   booleanField,
@@ -156,9 +156,11 @@ export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'documents.add',
       handler: async ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, ['primaryKey', 'csvDelimiter']);
-        assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
         const payload = documentPayload(request, query);
-        const options: { primaryKey?: string; method: 'replace' | 'update' } = { method: mode };
+        const options: { primaryKey?: string; method: 'replace' | 'update'; allowIndexCreation: boolean } = {
+          method: mode,
+          allowIndexCreation: mayCreateIndex(request, indexUid),
+        };
         if (query.primaryKey !== undefined) options.primaryKey = query.primaryKey;
         return accepted(reply, await engine.addDocuments(indexUid, payload, options));
       },

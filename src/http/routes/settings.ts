@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../engine/settings/types.js';
 import { validateSetting, validateSettingsPatch } from '../../engine/settings/validate.js';
-import { assertIndexCreationAllowed, indexExists } from '../auth.js';
+import { mayCreateIndex } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
 import { checkKnownParams } from '../query-params.js';
@@ -58,15 +58,16 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
     url: base,
     action: 'settings.update',
     handler: async ({ request, reply, indexUid }) => {
-      assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
-      return accepted(reply, await engine.updateSettings(indexUid, validateSettingsPatch(readJsonBody(request))));
+      const patch = validateSettingsPatch(readJsonBody(request));
+      return accepted(reply, await engine.updateSettings(indexUid, patch, { allowIndexCreation: mayCreateIndex(request, indexUid) }));
     },
   });
   addRoute(app, {
     method: 'DELETE',
     url: base,
     action: 'settings.update',
-    handler: async ({ reply, indexUid }) => accepted(reply, await engine.resetSettings(indexUid)),
+    handler: async ({ request, reply, indexUid }) =>
+      accepted(reply, await engine.resetSettings(indexUid, undefined, { allowIndexCreation: mayCreateIndex(request, indexUid) })),
   });
 
   for (const [key, method] of SETTING_ROUTES) {
@@ -85,15 +86,16 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
       url,
       action: 'settings.update',
       handler: async ({ request, reply, indexUid }) => {
-        assertIndexCreationAllowed(request, indexUid, indexExists((uid) => engine.getIndex(uid)));
-        return accepted(reply, await engine.updateSettings(indexUid, { [key]: validateSetting(key, readJsonBody(request)) }));
+        const patch = { [key]: validateSetting(key, readJsonBody(request)) };
+        return accepted(reply, await engine.updateSettings(indexUid, patch, { allowIndexCreation: mayCreateIndex(request, indexUid) }));
       },
     });
     addRoute(app, {
       method: 'DELETE',
       url,
       action: 'settings.update',
-      handler: async ({ reply, indexUid }) => accepted(reply, await engine.resetSettings(indexUid, [key])),
+      handler: async ({ request, reply, indexUid }) =>
+        accepted(reply, await engine.resetSettings(indexUid, [key], { allowIndexCreation: mayCreateIndex(request, indexUid) })),
     });
   }
 }

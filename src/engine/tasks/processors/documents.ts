@@ -20,18 +20,25 @@ interface StoredOutcomes {
 }
 
 export const processDocuments: Processor = async (ctx) => {
-  const index = openOrCreateIndex(ctx);
-  const outcomes: TaskOutcome[] = [];
-  for (const segment of segments(ctx.tasks)) outcomes.push(...(await processSegmentWithFallback(ctx, index, segment)));
+  const { index, refused, tasks } = openOrCreateIndex(ctx);
+  const notFound = new SearchError('index_not_found', `Index \`${ctx.tasks[0]!.indexUid}\` not found.`);
+  const outcomes: TaskOutcome[] = refused.map((task) => failed(task, notFound));
+  for (const segment of segments(tasks)) outcomes.push(...(await processSegmentWithFallback(ctx, index, segment)));
   return outcomes;
 };
 
-/** Document additions create their index on first use; deletions on a missing index fail. */
-function openOrCreateIndex(ctx: BatchContext): Index | null {
+/**
+ * Document additions create their missing index on first use, when their key could create
+ * indexes (`allowIndexCreation`). The tasks before the first such addition (deletions, additions
+ * by a key without `indexes.create`) find no index and fail; the others run on the new index.
+ */
+function openOrCreateIndex(ctx: BatchContext): { index: Index | null; refused: TaskRecord[]; tasks: TaskRecord[] } {
   const uid = ctx.tasks[0]!.indexUid!;
-  if (ctx.registry.exists(uid)) return ctx.registry.get(uid);
-  if (!ctx.tasks.some((t) => t.payload.kind === 'documents')) return null;
-  return ctx.registry.create(uid, null, ctx.startedAt.toISOString());
+  if (ctx.registry.exists(uid)) return { index: ctx.registry.get(uid), refused: [], tasks: ctx.tasks };
+  const creator = ctx.tasks.findIndex((t) => t.payload.kind === 'documents' && t.payload.allowIndexCreation !== false);
+  if (creator < 0) return { index: null, refused: [], tasks: ctx.tasks };
+  const index = ctx.registry.create(uid, null, ctx.startedAt.toISOString());
+  return { index, refused: ctx.tasks.slice(0, creator), tasks: ctx.tasks.slice(creator) };
 }
 
 function segments(tasks: TaskRecord[]): TaskRecord[][] {

@@ -2,21 +2,35 @@
  * Settings updates of one index. Patches apply in task order; when an extension says the new
  * settings change what it derives, everything is re-extracted in the same write transaction.
  */
-import { toSearchError } from '../../errors.js';
+import { SearchError, toSearchError } from '../../errors.js';
 import { fullReindexChanges, prepareExtensions } from '../../index/pipeline.js';
 import { applySettingsPatch } from '../../settings/apply.js';
 import { throwIfAborted, type Processor, type TaskOutcome } from '../processing.js';
+import type { TaskRecord } from '../store.js';
+
+function allowsIndexCreation(task: TaskRecord): boolean {
+  return task.payload.kind !== 'settings' || task.payload.allowIndexCreation !== false;
+}
 
 export const processSettings: Processor = async (ctx) => {
   const uid = ctx.tasks[0]!.indexUid!;
+  // A missing index is created by the first task whose key could create indexes; the tasks
+  // before it (keys without `indexes.create`) fail as the reference does, without creating it.
+  const creator = ctx.registry.exists(uid) ? 0 : ctx.tasks.findIndex(allowsIndexCreation);
+  const notFound = new SearchError('index_not_found', `Index \`${uid}\` not found.`);
+  const refused = (creator < 0 ? ctx.tasks : ctx.tasks.slice(0, creator)).map(
+    (t): TaskOutcome => ({ uid: t.uid, status: 'failed', details: t.details, error: notFound }),
+  );
+  if (creator < 0) return refused;
+  const tasks = ctx.tasks.slice(creator);
   const index = ctx.registry.exists(uid) ? ctx.registry.get(uid) : ctx.registry.create(uid, null, ctx.startedAt.toISOString());
-  const maxUid = Math.max(...ctx.tasks.map((t) => t.uid));
+  const maxUid = Math.max(...tasks.map((t) => t.uid));
   const before = index.settings;
-  if (index.store.lastTaskUid >= maxUid) return ctx.tasks.map((t) => ({ uid: t.uid, status: 'succeeded' as const, details: t.details }));
+  if (index.store.lastTaskUid >= maxUid) return [...refused, ...tasks.map((t) => ({ uid: t.uid, status: 'succeeded' as const, details: t.details }))];
 
   let after = before;
-  const outcomes: TaskOutcome[] = [];
-  for (const task of ctx.tasks) {
+  const outcomes: TaskOutcome[] = [...refused];
+  for (const task of tasks) {
     if (task.payload.kind !== 'settings') continue;
     try {
       after = applySettingsPatch(after, task.payload.patch);
