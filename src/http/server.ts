@@ -10,6 +10,7 @@ import { loggableUrl } from '../engine/auth/redact.js';
 import type { HttpEngine } from './engine-port.js';
 import { decodeBody } from './body-encoding.js';
 import { installCors } from './cors.js';
+import { respondIfMethodNotAllowed, trackKnownPaths } from './method-not-allowed.js';
 import { notFound, sendError, toResponseError } from './error-mapping.js';
 import { parseQueryString } from './query-params.js';
 import { routeAccess } from './route.js';
@@ -93,7 +94,10 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
     }
   });
   app.setErrorHandler((error, request, reply) => sendError(toResponseError(error, payloadLimit), request, reply));
-  app.setNotFoundHandler((request, reply) => sendError(notFound(), request, reply));
+  const knownPaths = trackKnownPaths(app);
+  app.setNotFoundHandler((request, reply) => {
+    if (!respondIfMethodNotAllowed(knownPaths, request, reply)) sendError(notFound(), request, reply);
+  });
 
   // Before the guard, so that refused requests carry the CORS header too.
   installCors(app);

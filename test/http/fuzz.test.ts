@@ -150,7 +150,9 @@ test('random bodies, query strings and headers on every route: no 5xx, well-form
       expect(reply.status, `${method} ${path} → ${reply.text}`).toBeLessThan(500);
       if (reply.status >= 400) {
         refused++;
-        expectErrorShape(reply.body);
+        // 405 (a known path under another method, e.g. `PATCH /indexes/` → `/indexes`) has an empty body, as the reference's
+        if (reply.status === 405) expect([reply.text, reply.headers.get('allow')]).toEqual(['', expect.stringMatching(/^[A-Z, ]+$/)]);
+        else expectErrorShape(reply.body);
         expect(state()).toEqual(before);
       } else if (reply.body && typeof reply.body.taskUid === 'number') {
         // Let an accepted write finish so that the next request starts from a quiet state.

@@ -194,6 +194,33 @@ describe('transport', () => {
   });
 });
 
+describe('methods', () => {
+  test('a known path asked with a method it does not serve answers 405 with Allow; an unknown path 404', async () => {
+    await accepted('POST', '/indexes', { uid: 'methods' });
+    for (const [method, path, allowed] of [
+      ['PATCH', '/indexes/methods/search', 'GET, HEAD, POST'],
+      ['DELETE', '/health', 'GET, HEAD'],
+      ['PUT', '/indexes/methods/settings', 'DELETE, GET, HEAD, PATCH'],
+      ['DELETE', '/tasks/cancel?uids=1', 'GET, HEAD, POST'],
+      ['POST', '/indexes/methods/', 'DELETE, GET, HEAD, PATCH'],
+      ['PATCH', '/indexes/a%2Fb/documents/42', 'DELETE, GET, HEAD'],
+    ] as const) {
+      const reply = await h.request(method, path, method === 'DELETE' || method === 'GET' ? {} : { json: {} });
+      expect([method, path, reply.status, reply.text, reply.headers.get('allow')]).toEqual([method, path, 405, '', allowed]);
+    }
+    // the index and its settings are untouched by the refused calls
+    expect((await h.request('GET', '/indexes/methods/settings/stop-words')).body).toEqual([]);
+    for (const [method, path] of [
+      ['DELETE', '/nothing-here'],
+      ['GET', '/indexes/methods/search/extra'],
+      ['PATCH', '/indexes/methods/unknown'],
+    ] as const) {
+      const reply = await h.request(method, path);
+      expect([method, path, reply.status, reply.body?.code]).toEqual([method, path, 404, 'not_found']);
+    }
+  });
+});
+
 describe('settings', () => {
   test('whole settings and one sub-route: get, update, reset', async () => {
     await accepted('POST', '/indexes', { uid: 'conf' });
