@@ -15,7 +15,7 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, valueKey, MAX_VALUE_WORDS, VALUE_GAP, decodeEntry, encodeEntry, type TextEntry, type KeywordDbs } from './layout.js';
+import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, valueKey, MAX_VALUE_WORDS, VALUE_GAP, decodeEntry, encodeEntry, serializeAscending, type TextEntry, type KeywordDbs } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -26,7 +26,22 @@ const MAX_POSITION = 65_535;
 
 interface Delta {
   add: number[];
-  del: number[];
+  /** Allocated on first removal: most batches only add. */
+  del: number[] | null;
+}
+
+/** Where `keysOf` puts a document's keys: `put` is false when the key was already put for it. */
+interface KeySink {
+  put(key: string): boolean;
+}
+
+/** The keys of one document, kept to diff against its previous version. */
+class KeySet extends Set<string> implements KeySink {
+  put(key: string): boolean {
+    if (this.has(key)) return false;
+    this.add(key);
+    return true;
+  }
 }
 
 class DeltaMap {
@@ -36,14 +51,25 @@ class DeltaMap {
     this.entry(key).add.push(docid);
     this.size++;
   }
+  /**
+   * Adds straight from extraction, for a document with nothing indexed before. A document's keys
+   * are all put before the next document's, so a repeated key ends with this docid.
+   */
+  addOnce(key: string, docid: number): boolean {
+    const add = this.entry(key).add;
+    if (add.length > 0 && add[add.length - 1] === docid) return false;
+    add.push(docid);
+    this.size++;
+    return true;
+  }
   del(key: string, docid: number): void {
-    this.entry(key).del.push(docid);
+    (this.entry(key).del ??= []).push(docid);
     this.size++;
   }
-  private entry(key: string): Delta {
+  entry(key: string): Delta {
     let d = this.map.get(key);
     if (!d) {
-      d = { add: [], del: [] };
+      d = { add: [], del: null };
       this.map.set(key, d);
     }
     return d;
@@ -57,9 +83,17 @@ class DeltaMap {
       let bitmap: InstanceType<typeof RoaringBitmap32>;
       if (raw) {
         bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
-        if (delta.del.length) bitmap.removeMany(delta.del);
+        if (delta.del) bitmap.removeMany(delta.del);
         if (delta.add.length) bitmap.addMany(delta.add);
-      } else bitmap = new RoaringBitmap32(delta.add);
+      } else {
+        // A new key: its docids usually arrive in ascending order, serialized without roaring.
+        const direct = delta.del ? undefined : serializeAscending(delta.add);
+        if (direct) {
+          if (direct.length > 8) db.putSync(key, direct);
+          continue;
+        }
+        bitmap = new RoaringBitmap32(delta.add);
+      }
       if (bitmap.isEmpty) {
         if (raw) db.removeSync(key);
       } else db.putSync(key, bitmap.serialize(true) as unknown as Buffer);
@@ -69,14 +103,38 @@ class DeltaMap {
   }
 }
 
+/** Adds `docid` unless it was the last one added (a document's keys are all added together); 1 if added. */
+function pushOnce(delta: Delta, docid: number): number {
+  const add = delta.add;
+  if (add.length > 0 && add[add.length - 1] === docid) return 0;
+  add.push(docid);
+  return 1;
+}
+
+/**
+ * One word's deltas in the batch, resolved once: a new document then costs one map lookup per
+ * word instead of a key string and a lookup per derived posting (field, position, prefixes).
+ */
+interface WordSlot {
+  word: string;
+  plain: Delta | null;
+  exact: Delta | null;
+  prefixes: Delta[] | null;
+  fids: Array<Delta | undefined>;
+  positions: Array<Delta | undefined>;
+  /** The document whose first position of the word is in `first`. */
+  doc: number;
+  first: number;
+}
+
 /** The keys one document contributes to each database. */
-interface DocKeys {
-  words: Set<string>;
-  exact: Set<string>;
-  prefixes: Set<string>;
-  wordFids: Set<string>;
-  wordPositions: Set<string>;
-  values: Set<string>;
+interface DocKeys<S extends KeySink = KeySink> {
+  words: S;
+  exact: S;
+  prefixes: S;
+  wordFids: S;
+  wordPositions: S;
+  values: S;
 }
 
 class FieldIds {
@@ -129,8 +187,11 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
 
 const MAX_VALUE_FIELD_WORDS = 64;
 
-function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean): DocKeys {
-  const keys: DocKeys = { words: new Set(), exact: new Set(), prefixes: new Set(), wordFids: new Set(), wordPositions: new Set(), values: new Set() };
+function newKeySets(): DocKeys<KeySet> {
+  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), wordFids: new KeySet(), wordPositions: new KeySet(), values: new KeySet() };
+}
+
+function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean, keys: DocKeys<S>): DocKeys<S> {
   const firstPosition = new Map<string, number>();
   for (const [fid, words, positions] of entry) {
     // Long texts (descriptions) are not matched as whole values: their sentences would make
@@ -138,7 +199,7 @@ function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], 
     let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
     for (let i = from + 1; i <= words.length; i++) {
       if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
-        if (i - from <= MAX_VALUE_WORDS) keys.values.add(valueKey(words.slice(from, i)));
+        if (i - from <= MAX_VALUE_WORDS) keys.values.put(valueKey(words.slice(from, i)));
         from = i;
       }
     }
@@ -149,26 +210,18 @@ function keysOf(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], 
       const p = positions[i]!;
       const known = firstPosition.get(w);
       if (known === undefined || p < known) firstPosition.set(w, p);
-      if (target.has(w)) {
-        keys.wordFids.add(wordFidKey(w, fid));
-        continue;
-      }
-      target.add(w);
-      keys.wordFids.add(wordFidKey(w, fid));
+      keys.wordFids.put(wordFidKey(w, fid));
+      if (!target.put(w)) continue;
       if (prefixSearch) prefixesOf(w, keys.prefixes);
     }
   }
-  for (const [w, p] of firstPosition) keys.wordPositions.add(wordPositionKey(w, positionBucket(p)));
+  for (const [w, p] of firstPosition) keys.wordPositions.put(wordPositionKey(w, positionBucket(p)));
   return keys;
 }
 
-function diff(before: Set<string> | undefined, after: Set<string> | undefined, docid: number, deltas: DeltaMap): void {
-  if (!before) {
-    if (after) for (const k of after) deltas.add(k, docid);
-    return;
-  }
+function diff(before: Set<string>, after: Set<string> | undefined, docid: number, deltas: DeltaMap): void {
   for (const k of before) if (!after?.has(k)) deltas.del(k, docid);
-  if (after) for (const k of after) if (!before?.has(k)) deltas.add(k, docid);
+  if (after) for (const k of after) if (!before.has(k)) deltas.add(k, docid);
 }
 
 class BatchWriter {
@@ -227,14 +280,14 @@ class BatchWriter {
     const old = this.stored(change.docid);
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
     const paths = this.fields.paths;
-    const a = old ? keysOf(old, this.analyzer, paths, this.prefixSearch) : undefined;
-    const b = next ? keysOf(next, this.analyzer, paths, this.prefixSearch) : undefined;
-    diff(a?.words, b?.words, change.docid, this.words);
-    diff(a?.exact, b?.exact, change.docid, this.exact);
-    diff(a?.prefixes, b?.prefixes, change.docid, this.prefixes);
-    diff(a?.wordFids, b?.wordFids, change.docid, this.wordFids);
-    diff(a?.wordPositions, b?.wordPositions, change.docid, this.wordPositions);
-    diff(a?.values, b?.values, change.docid, this.values);
+    if (!old) {
+      // Nothing indexed before: keys go straight into the deltas, no per-document sets.
+      if (next) this.addNew(next, change.docid);
+    } else {
+      const a = keysOf(old, this.analyzer, paths, this.prefixSearch, newKeySets());
+      const b = next ? keysOf(next, this.analyzer, paths, this.prefixSearch, newKeySets()) : undefined;
+      this.diffAll(a, b, change.docid);
+    }
     if (next && next.length > 0) {
       this.dbs.docs.putSync(change.docid, encodeEntry(next.map(([fid, words, positions]) => [fid, words.map((w) => this.idOf(w)), positions])));
     }
@@ -242,11 +295,79 @@ class BatchWriter {
     if (this.pending() > FLUSH_THRESHOLD) this.flush();
   }
 
+  private readonly slots = new Map<string, WordSlot>();
+
+  private slotOf(word: string): WordSlot {
+    let slot = this.slots.get(word);
+    if (!slot) {
+      slot = { word, plain: null, exact: null, prefixes: null, fids: [], positions: [], doc: -1, first: 0 };
+      this.slots.set(word, slot);
+    }
+    return slot;
+  }
+
+  /** The keys of a document with nothing indexed before (the same keys as `keysOf`), added directly. */
+  private addNew(entry: TextEntry, docid: number): void {
+    const paths = this.fields.paths;
+    const seen: WordSlot[] = [];
+    for (const [fid, words, positions] of entry) {
+      // Long texts (descriptions) are not matched as whole values (see keysOf).
+      let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
+      for (let i = from + 1; i <= words.length; i++) {
+        if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
+          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(valueKey(words.slice(from, i)), docid);
+          from = i;
+        }
+      }
+      const exact = this.analyzer.isExactAttribute(paths[fid] ?? '');
+      for (let i = 0; i < words.length; i++) {
+        const w = words[i]!;
+        const p = positions[i]!;
+        const slot = this.slotOf(w);
+        if (slot.doc !== docid) {
+          slot.doc = docid;
+          slot.first = p;
+          seen.push(slot);
+        } else if (p < slot.first) slot.first = p;
+        this.wordFids.size += pushOnce((slot.fids[fid] ??= this.wordFids.entry(wordFidKey(w, fid))), docid);
+        if (exact) {
+          if (!pushOnce((slot.exact ??= this.exact.entry(w)), docid)) continue;
+          this.exact.size++;
+        } else {
+          if (!pushOnce((slot.plain ??= this.words.entry(w)), docid)) continue;
+          this.words.size++;
+        }
+        if (this.prefixSearch) {
+          if (!slot.prefixes) {
+            const list: Delta[] = (slot.prefixes = []);
+            prefixesOf(w, { put: (k) => list.push(this.prefixes.entry(k)) });
+          }
+          for (const d of slot.prefixes) this.prefixes.size += pushOnce(d, docid);
+        }
+      }
+    }
+    for (const slot of seen) {
+      const b = positionBucket(slot.first);
+      this.wordPositions.size += pushOnce((slot.positions[b] ??= this.wordPositions.entry(wordPositionKey(slot.word, b))), docid);
+    }
+  }
+
+  private diffAll(a: DocKeys<KeySet>, b: DocKeys<KeySet> | undefined, docid: number): void {
+    diff(a.words, b?.words, docid, this.words);
+    diff(a.exact, b?.exact, docid, this.exact);
+    diff(a.prefixes, b?.prefixes, docid, this.prefixes);
+    diff(a.wordFids, b?.wordFids, docid, this.wordFids);
+    diff(a.wordPositions, b?.wordPositions, docid, this.wordPositions);
+    diff(a.values, b?.values, docid, this.values);
+  }
+
   pending(): number {
     return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size + this.wordPositions.size + this.values.size;
   }
 
   flush(): void {
+    // Slots point at deltas the merge is about to drop.
+    this.slots.clear();
     this.words.mergeInto(this.dbs.words);
     this.exact.mergeInto(this.dbs.exactWords);
     this.prefixes.mergeInto(this.dbs.prefixes);

@@ -163,11 +163,11 @@ export function valueKey(words: readonly string[]): string {
 export const VALUE_GAP = 8;
 
 /** Prefixes of `word` that get prefix postings (whole code points only). */
-export function prefixesOf(word: string, out: Set<string>): void {
+export function prefixesOf(word: string, out: { put(key: string): unknown }): void {
   let end = 0;
   for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
     end += word.codePointAt(end)! > 0xffff ? 2 : 1;
-    out.add(word.slice(0, end));
+    out.put(word.slice(0, end));
   }
 }
 
@@ -180,4 +180,70 @@ export function keywordGeneration(store: IndexStore): number {
 
 export function bumpKeywordGeneration(store: IndexStore): void {
   generations.set(store, keywordGeneration(store) + 1);
+}
+
+const SERIAL_COOKIE_NO_RUNCONTAINER = 12346;
+const ARRAY_CONTAINER_MAX = 4096;
+
+/**
+ * The portable roaring serialization of a strictly ascending docid list, written directly: the
+ * same bytes as `new RoaringBitmap32(ids).serialize(true)` (no run containers), without building
+ * a native bitmap. Most posting lists of a batch are new keys, so this skips two native calls
+ * and an object per key. Returns undefined when `ids` is not strictly ascending (the caller
+ * falls back to roaring).
+ */
+export function serializeAscending(ids: readonly number[]): Buffer | undefined {
+  const n = ids.length;
+  // First pass: check order and count containers (one per distinct high 16 bits).
+  let containers = 0;
+  let prev = -1;
+  let high = -1;
+  let size = 8;
+  let card = 0;
+  for (let i = 0; i < n; i++) {
+    const v = ids[i]!;
+    if (v <= prev || v > 0xffffffff) return undefined;
+    prev = v;
+    const h = v >>> 16;
+    if (h !== high) {
+      if (containers > 0) size += card > ARRAY_CONTAINER_MAX ? 8192 : 2 * card;
+      containers++;
+      high = h;
+      card = 0;
+    }
+    card++;
+  }
+  if (containers > 0) size += card > ARRAY_CONTAINER_MAX ? 8192 : 2 * card;
+  size += 8 * containers;
+  const out = Buffer.alloc(size);
+  out.writeUInt32LE(SERIAL_COOKIE_NO_RUNCONTAINER, 0);
+  out.writeUInt32LE(containers, 4);
+  let header = 8;
+  let offsets = 8 + 4 * containers;
+  let data = 8 + 8 * containers;
+  for (let i = 0; i < n; ) {
+    const h = ids[i]! >>> 16;
+    let j = i + 1;
+    while (j < n && ids[j]! >>> 16 === h) j++;
+    const c = j - i;
+    out.writeUInt16LE(h, header);
+    out.writeUInt16LE(c - 1, header + 2);
+    header += 4;
+    out.writeUInt32LE(data, offsets);
+    offsets += 4;
+    if (c > ARRAY_CONTAINER_MAX) {
+      for (let k = i; k < j; k++) {
+        const low = ids[k]! & 0xffff;
+        out[data + (low >>> 3)]! |= 1 << (low & 7);
+      }
+      data += 8192;
+    } else {
+      for (let k = i; k < j; k++) {
+        out.writeUInt16LE(ids[k]! & 0xffff, data);
+        data += 2;
+      }
+    }
+    i = j;
+  }
+  return out;
 }
