@@ -13,6 +13,7 @@ const CYRILLIC_BASE = /\p{Script=Cyrillic}/u;
 const COMBINING = /\p{M}/u;
 const ARABIC_DIACRITIC = /[\u064B-\u065F\u0670\u06D6-\u06ED]/u;
 const SIMPLE_ASCII = /^[a-z0-9]*$/;
+const PLAIN_ASCII = /^[A-Za-z0-9]*$/;
 /** Letters NFKD does not decompose but users type without their special form. */
 const FOLD: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ł: 'l', ı: 'i', þ: 'th', ð: 'd' };
 
@@ -21,6 +22,8 @@ const CACHE_LIMIT = 50_000;
 
 export function normalizeWord(word: string): string {
   if (SIMPLE_ASCII.test(word)) return word;
+  // Capitalized ASCII words: lower case is the whole normalization, no cache churn.
+  if (PLAIN_ASCII.test(word)) return word.toLowerCase();
   const cached = cache.get(word);
   if (cached !== undefined) return cached;
   const result = normalizeUncached(word);

@@ -77,9 +77,12 @@ class DeltaMap {
   mergeInto(db: Database<Buffer, string>): void {
     // Sorted keys make the B-tree writes sequential.
     const keys = [...this.map.keys()].sort();
+    // A database still empty (a first batch) has nothing to read back.
+    let empty = true;
+    for (const _ of db.getKeys({ limit: 1 })) empty = false;
     for (const key of keys) {
       const delta = this.map.get(key)!;
-      const raw = db.getBinaryFast(key);
+      const raw = empty ? undefined : db.getBinaryFast(key);
       let bitmap: InstanceType<typeof RoaringBitmap32>;
       if (raw) {
         bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
