@@ -125,9 +125,12 @@ interface WordSlot {
   prefixes: Delta[] | null;
   fids: Array<Delta | undefined>;
   positions: Array<Delta | undefined>;
-  /** The document whose first position of the word is in `first`. */
+  /** The document whose first position of the word is in `first`, and the field last seen in it. */
   doc: number;
   first: number;
+  fid: number;
+  /** The word id, -1 until resolved. */
+  id: number;
 }
 
 /** The keys one document contributes to each database. */
@@ -283,16 +286,17 @@ class BatchWriter {
     const old = this.stored(change.docid);
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
     const paths = this.fields.paths;
+    let ids: number[][] | undefined;
     if (!old) {
       // Nothing indexed before: keys go straight into the deltas, no per-document sets.
-      if (next) this.addNew(next, change.docid);
+      if (next) ids = this.addNew(next, change.docid);
     } else {
       const a = keysOf(old, this.analyzer, paths, this.prefixSearch, newKeySets());
       const b = next ? keysOf(next, this.analyzer, paths, this.prefixSearch, newKeySets()) : undefined;
       this.diffAll(a, b, change.docid);
     }
     if (next && next.length > 0) {
-      this.dbs.docs.putSync(change.docid, encodeEntry(next.map(([fid, words, positions]) => [fid, words.map((w) => this.idOf(w)), positions])));
+      this.dbs.docs.putSync(change.docid, encodeEntry(next.map(([fid, words, positions], f) => [fid, ids ? ids[f]! : words.map((w) => this.idOf(w)), positions])));
     }
     else if (old) this.dbs.docs.removeSync(change.docid);
     if (this.pending() > FLUSH_THRESHOLD) this.flush();
@@ -303,17 +307,23 @@ class BatchWriter {
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, plain: null, exact: null, prefixes: null, fids: [], positions: [], doc: -1, first: 0 };
+      slot = { word, plain: null, exact: null, prefixes: null, fids: [], positions: [], doc: -1, first: 0, fid: -1, id: -1 };
       this.slots.set(word, slot);
     }
     return slot;
   }
 
-  /** The keys of a document with nothing indexed before (the same keys as `keysOf`), added directly. */
-  private addNew(entry: TextEntry, docid: number): void {
+  /**
+   * The keys of a document with nothing indexed before (the same keys as `keysOf`), added
+   * directly. Returns the word ids of each field, for the stored entry.
+   */
+  private addNew(entry: TextEntry, docid: number): number[][] {
     const paths = this.fields.paths;
     const seen: WordSlot[] = [];
+    const ids: number[][] = [];
     for (const [fid, words, positions] of entry) {
+      const fieldIds = new Array<number>(words.length);
+      ids.push(fieldIds);
       // Long texts (descriptions) are not matched as whole values (see keysOf).
       let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
       for (let i = from + 1; i <= words.length; i++) {
@@ -327,11 +337,18 @@ class BatchWriter {
         const w = words[i]!;
         const p = positions[i]!;
         const slot = this.slotOf(w);
+        if (slot.id < 0) slot.id = this.idOf(w);
+        fieldIds[i] = slot.id;
         if (slot.doc !== docid) {
           slot.doc = docid;
           slot.first = p;
           seen.push(slot);
-        } else if (p < slot.first) slot.first = p;
+        } else {
+          // Positions grow within a field: a repeat in the same field adds nothing.
+          if (slot.fid === fid) continue;
+          if (p < slot.first) slot.first = p;
+        }
+        slot.fid = fid;
         this.wordFids.size += pushOnce((slot.fids[fid] ??= this.wordFids.entry(wordFidKey(w, fid))), docid);
         if (exact) {
           if (!pushOnce((slot.exact ??= this.exact.entry(w)), docid)) continue;
@@ -353,6 +370,7 @@ class BatchWriter {
       const b = positionBucket(slot.first);
       this.wordPositions.size += pushOnce((slot.positions[b] ??= this.wordPositions.entry(wordPositionKey(slot.word, b))), docid);
     }
+    return ids;
   }
 
   private diffAll(a: DocKeys<KeySet>, b: DocKeys<KeySet> | undefined, docid: number): void {
