@@ -24,12 +24,6 @@ const FLUSH_THRESHOLD = 8_000_000;
 /** Positions beyond this in a field are not indexed (as Meilisearch caps positions per attribute). */
 const MAX_POSITION = 65_535;
 
-interface Delta {
-  add: number[];
-  /** Allocated on first removal: most batches only add. */
-  del: number[] | null;
-}
-
 /** Where `keysOf` puts a document's keys: `put` is false when the key was already put for it. */
 interface KeySink {
   put(key: string): boolean;
@@ -44,74 +38,116 @@ class KeySet extends Set<string> implements KeySink {
   }
 }
 
+/**
+ * Pending postings of one database. Keys get numbers; additions are appended to one log of
+ * (key, docid) pairs, grouped per key by a counting pass at merge time: sequential writes to two
+ * typed arrays instead of a growing array per key.
+ */
 class DeltaMap {
-  readonly map = new Map<string, Delta>();
+  private readonly index = new Map<string, number>();
+  private keys: string[] = [];
+  private lastDoc = new Int32Array(1024).fill(-1);
+  private logKey = new Int32Array(1 << 16);
+  private logDoc = new Uint32Array(1 << 16);
+  private adds = 0;
+  private dels: Map<number, number[]> | null = null;
   size = 0;
   add(key: string, docid: number): void {
-    this.entry(key).add.push(docid);
-    this.size++;
+    this.push(this.entry(key), docid);
   }
   /**
    * Adds straight from extraction, for a document with nothing indexed before. A document's keys
    * are all put before the next document's, so a repeated key ends with this docid.
    */
   addOnce(key: string, docid: number): boolean {
-    const add = this.entry(key).add;
-    if (add.length > 0 && add[add.length - 1] === docid) return false;
-    add.push(docid);
-    this.size++;
-    return true;
+    return this.push(this.entry(key), docid) === 1;
   }
   del(key: string, docid: number): void {
-    (this.entry(key).del ??= []).push(docid);
+    const k = this.entry(key);
+    this.dels ??= new Map();
+    let list = this.dels.get(k);
+    if (!list) this.dels.set(k, (list = []));
+    list.push(docid);
     this.size++;
   }
-  entry(key: string): Delta {
-    let d = this.map.get(key);
-    if (!d) {
-      d = { add: [], del: null };
-      this.map.set(key, d);
+  /** The number of `key` in this batch. */
+  entry(key: string): number {
+    let k = this.index.get(key);
+    if (k === undefined) {
+      k = this.keys.length;
+      this.keys.push(key);
+      this.index.set(key, k);
+      if (k >= this.lastDoc.length) {
+        const grown = new Int32Array(this.lastDoc.length * 2).fill(-1);
+        grown.set(this.lastDoc);
+        this.lastDoc = grown;
+      }
     }
-    return d;
+    return k;
+  }
+  /** Adds `docid` to key number `k` unless it was the last one added there; 1 if added. */
+  push(k: number, docid: number): number {
+    if (this.lastDoc[k] === docid) return 0;
+    this.lastDoc[k] = docid;
+    if (this.adds >= this.logKey.length) {
+      const key = new Int32Array(this.logKey.length * 2);
+      key.set(this.logKey);
+      this.logKey = key;
+      const doc = new Uint32Array(this.logDoc.length * 2);
+      doc.set(this.logDoc);
+      this.logDoc = doc;
+    }
+    this.logKey[this.adds] = k;
+    this.logDoc[this.adds] = docid;
+    this.adds++;
+    this.size++;
+    return 1;
   }
   mergeInto(db: Database<Buffer, string>): void {
+    // Group the log by key (stable: each key's docids keep their order).
+    const count = this.keys.length;
+    const start = new Uint32Array(count + 1);
+    for (let i = 0; i < this.adds; i++) start[this.logKey[i]! + 1]!++;
+    for (let k = 0; k < count; k++) start[k + 1]! += start[k]!;
+    const fill = start.slice(0, count);
+    const docs = new Uint32Array(this.adds);
+    for (let i = 0; i < this.adds; i++) docs[fill[this.logKey[i]!]!++] = this.logDoc[i]!;
     // Sorted keys make the B-tree writes sequential.
-    const keys = [...this.map.keys()].sort();
+    const keys = this.keys;
+    const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
     // A database still empty (a first batch) has nothing to read back.
     let empty = true;
     for (const _ of db.getKeys({ limit: 1 })) empty = false;
-    for (const key of keys) {
-      const delta = this.map.get(key)!;
+    for (const k of order) {
+      const key = keys[k]!;
+      const add = docs.subarray(start[k]!, start[k + 1]!);
+      const del = this.dels?.get(k);
       const raw = empty ? undefined : db.getBinaryFast(key);
       let bitmap: InstanceType<typeof RoaringBitmap32>;
       if (raw) {
         bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
-        if (delta.del) bitmap.removeMany(delta.del);
-        if (delta.add.length) bitmap.addMany(delta.add);
+        if (del) bitmap.removeMany(del);
+        if (add.length) bitmap.addMany(add);
       } else {
         // A new key: its docids usually arrive in ascending order, serialized without roaring.
-        const direct = delta.del ? undefined : serializeAscending(delta.add);
+        const direct = del ? undefined : serializeAscending(add);
         if (direct) {
           if (direct.length > 8) db.putSync(key, direct);
           continue;
         }
-        bitmap = new RoaringBitmap32(delta.add);
+        bitmap = new RoaringBitmap32(add);
       }
       if (bitmap.isEmpty) {
         if (raw) db.removeSync(key);
       } else db.putSync(key, bitmap.serialize(true) as unknown as Buffer);
     }
-    this.map.clear();
+    this.index.clear();
+    this.keys = [];
+    this.lastDoc.fill(-1);
+    this.adds = 0;
+    this.dels = null;
     this.size = 0;
   }
-}
-
-/** Adds `docid` unless it was the last one added (a document's keys are all added together); 1 if added. */
-function pushOnce(delta: Delta, docid: number): number {
-  const add = delta.add;
-  if (add.length > 0 && add[add.length - 1] === docid) return 0;
-  add.push(docid);
-  return 1;
 }
 
 /**
@@ -120,11 +156,11 @@ function pushOnce(delta: Delta, docid: number): number {
  */
 interface WordSlot {
   word: string;
-  plain: Delta | null;
-  exact: Delta | null;
-  prefixes: Delta[] | null;
-  fids: Array<Delta | undefined>;
-  positions: Array<Delta | undefined>;
+  plain: number | null;
+  exact: number | null;
+  prefixes: number[] | null;
+  fids: Array<number | undefined>;
+  positions: Array<number | undefined>;
   /** The document whose first position of the word is in `first`, and the field last seen in it. */
   doc: number;
   first: number;
@@ -349,26 +385,24 @@ class BatchWriter {
           if (p < slot.first) slot.first = p;
         }
         slot.fid = fid;
-        this.wordFids.size += pushOnce((slot.fids[fid] ??= this.wordFids.entry(wordFidKey(w, fid))), docid);
+        this.wordFids.push((slot.fids[fid] ??= this.wordFids.entry(wordFidKey(w, fid))), docid);
         if (exact) {
-          if (!pushOnce((slot.exact ??= this.exact.entry(w)), docid)) continue;
-          this.exact.size++;
+          if (!this.exact.push((slot.exact ??= this.exact.entry(w)), docid)) continue;
         } else {
-          if (!pushOnce((slot.plain ??= this.words.entry(w)), docid)) continue;
-          this.words.size++;
+          if (!this.words.push((slot.plain ??= this.words.entry(w)), docid)) continue;
         }
         if (this.prefixSearch) {
           if (!slot.prefixes) {
-            const list: Delta[] = (slot.prefixes = []);
+            const list: number[] = (slot.prefixes = []);
             prefixesOf(w, { put: (k) => list.push(this.prefixes.entry(k)) });
           }
-          for (const d of slot.prefixes) this.prefixes.size += pushOnce(d, docid);
+          for (const k of slot.prefixes) this.prefixes.push(k, docid);
         }
       }
     }
     for (const slot of seen) {
       const b = positionBucket(slot.first);
-      this.wordPositions.size += pushOnce((slot.positions[b] ??= this.wordPositions.entry(wordPositionKey(slot.word, b))), docid);
+      this.wordPositions.push((slot.positions[b] ??= this.wordPositions.entry(wordPositionKey(slot.word, b))), docid);
     }
     return ids;
   }

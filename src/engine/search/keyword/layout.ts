@@ -192,7 +192,7 @@ const ARRAY_CONTAINER_MAX = 4096;
  * and an object per key. Returns undefined when `ids` is not strictly ascending (the caller
  * falls back to roaring).
  */
-export function serializeAscending(ids: readonly number[]): Buffer | undefined {
+export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
   const n = ids.length;
   // First pass: check order and count containers (one per distinct high 16 bits).
   let containers = 0;
