@@ -7,23 +7,16 @@
 import { SearchError } from '../errors.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, SEARCH_FIELDS, type SearchParams } from './params.js';
-import { keywordSearch, presentHit, search, type Hit, type SearchResponse } from './search.js';
+import { keywordSearch, presentHit, search, type Hit, type PaginationFields, type SearchResponse } from './search.js';
 import { computeFacets, type FacetResult } from './seams.js';
 import { RoaringBitmap32 } from '../index/store.js';
 
 export type ResolveIndex = (uid: string) => Index;
 export type SearchOne = (index: Index, body: unknown) => SearchResponse | Promise<SearchResponse>;
 
-export interface FederatedResponse {
+export interface FederatedResponse extends PaginationFields {
   hits: Hit[];
   processingTimeMs: number;
-  limit?: number;
-  offset?: number;
-  estimatedTotalHits?: number;
-  hitsPerPage?: number;
-  page?: number;
-  totalPages?: number;
-  totalHits?: number;
   facetsByIndex?: Record<string, FacetResult>;
   facetDistribution?: FacetResult['facetDistribution'];
   facetStats?: FacetResult['facetStats'];

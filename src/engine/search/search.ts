@@ -32,10 +32,8 @@ export type Hit = Document & {
   _rankingScoreDetails?: Record<string, unknown>;
 };
 
-export interface SearchResponse {
-  hits: Hit[];
-  query: string;
-  processingTimeMs: number;
+/** The pagination envelope: `offset`/`limit` with an estimate, or `page`/`hitsPerPage` with exact totals. */
+export interface PaginationFields {
   limit?: number;
   offset?: number;
   estimatedTotalHits?: number;
@@ -43,6 +41,12 @@ export interface SearchResponse {
   page?: number;
   totalPages?: number;
   totalHits?: number;
+}
+
+export interface SearchResponse extends PaginationFields {
+  hits: Hit[];
+  query: string;
+  processingTimeMs: number;
   facetDistribution?: FacetResult['facetDistribution'];
   facetStats?: FacetResult['facetStats'];
 }
@@ -97,7 +101,7 @@ export function pagination(p: SearchParams, settings: Settings): Paging {
 }
 
 /** The pagination envelope of a response: `estimatedTotalHits` or `totalHits`/`totalPages`. */
-export function setPaginationFields(response: SearchResponse, paging: Paging, params: SearchParams, total: number): void {
+export function setPaginationFields(response: PaginationFields, paging: Paging, params: SearchParams, total: number): void {
   if (paging.mode === 'pages') {
     response.hitsPerPage = paging.hitsPerPage;
     response.page = paging.page;
