@@ -249,14 +249,20 @@ export class Graph {
         }
       }
     }
+    return this.drainClosestFirst();
+  }
+
+  /** Empty the result heap (farthest on top, keyed by negated distance) into closest-first arrays. */
+  private drainClosestFirst(): Scored {
+    const res = this.res;
     const count = res.size;
-    const outIds = new Array<number>(count);
-    const outDists = new Array<number>(count);
+    const ids = new Array<number>(count);
+    const dists = new Array<number>(count);
     for (let i = count - 1; i >= 0; i--) {
-      outDists[i] = -res.topKey;
-      outIds[i] = res.pop();
+      dists[i] = -res.topKey;
+      ids[i] = res.pop();
     }
-    return { ids: outIds, dists: outDists };
+    return { ids, dists };
   }
 
   /** The `ef` closest slots to the code at QUERY_PTR (restricted to `mask` when given), closest first. */
@@ -283,14 +289,7 @@ export class Graph {
         }
       }
     }
-    const count = res.size;
-    const outIds = new Array<number>(count);
-    const outDists = new Array<number>(count);
-    for (let i = count - 1; i >= 0; i--) {
-      outDists[i] = -res.topKey;
-      outIds[i] = res.pop();
-    }
-    return { ids: outIds, dists: outDists };
+    return this.drainClosestFirst();
   }
 
   // --- insertion ------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ export function localScore(rank: number, maxRank: number): number {
   return maxRank <= 1 ? 1 : (rank - 1) / (maxRank - 1);
 }
 
-export function globalScore(details: readonly RuleDetail[]): number {
+/** The rules' ranks composed into one rank out of the product of their maxima (first rule weighs most). */
+function composedRank(details: readonly RuleDetail[]): { rank: number; max: number } {
   let rank = 1;
   let max = 1;
   for (const d of details) {
@@ -26,19 +27,18 @@ export function globalScore(details: readonly RuleDetail[]): number {
     rank = (rank - 1) * d.maxRank + d.rank;
     max *= d.maxRank;
   }
+  return { rank, max };
+}
+
+export function globalScore(details: readonly RuleDetail[]): number {
+  const { rank, max } = composedRank(details);
   return localScore(rank, max);
 }
 
 /** Best score still reachable by a bucket whose first rules are decided (the rest at their best). */
 export function upperBound(details: readonly RuleDetail[]): number {
   // With undecided rules at their best, the score tends to rank/max from below.
-  let rank = 1;
-  let max = 1;
-  for (const d of details) {
-    if (d.rank === undefined || d.maxRank === undefined) continue;
-    rank = (rank - 1) * d.maxRank + d.rank;
-    max *= d.maxRank;
-  }
+  const { rank, max } = composedRank(details);
   return max <= 1 ? 1 : rank / max;
 }
 
