@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { search, multiSearch } from '../../src/engine/search/index.js';
-import { keywordDbs } from '../../src/engine/search/keyword/layout.js';
+import { decodeWordRecord, keywordDbs } from '../../src/engine/search/keyword/layout.js';
 import { SearchError } from '../../src/engine/errors.js';
 import { loadJson, openTestIndex, type TestIndex } from './helpers.js';
 import type { Document } from '../../src/engine/types.js';
@@ -143,15 +143,18 @@ describe('incremental indexing stays exact', () => {
       b.add(expected.map((m) => JSON.parse(JSON.stringify(m))));
       const dump = (x: TestIndex) => {
         const dbs = keywordDbs(x.index.store);
+        const ids = (bytes: Uint8Array) =>
+          [...(globalThis as any).__roaring.RoaringBitmap32.deserialize(Buffer.from(bytes), true)].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
         const out: Record<string, unknown> = {};
-        for (const name of ['words', 'exactWords', 'prefixes', 'wordFids', 'wordPositions'] as const) {
+        for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
           const m: Record<string, number[]> = {};
-          for (const { key, value } of dbs[name].getRange()) {
-            const docids = [...(globalThis as any).__roaring.RoaringBitmap32.deserialize(value, true)].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
-            m[key as string] = docids;
-          }
+          for (const { key, value } of dbs[name].getRange()) m[key as string] = ids(value);
           out[name] = m;
         }
+        // Word records: every part (field, first-position bucket) of every word; ids may differ.
+        const parts: Record<string, number[]> = {};
+        for (const { key, value } of dbs.wordParts.getRange()) for (const part of decodeWordRecord(value)) parts[`${key as string}/${part.tag}`] = ids(part.bitmap);
+        out.parts = parts;
         return out;
       };
       (globalThis as any).__roaring = (await import('roaring')).default;

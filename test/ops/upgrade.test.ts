@@ -40,7 +40,7 @@ function dataState(path: string): Record<string, string> {
 
 async function openForUpgrade(options: OpsOptions = {}) {
   const status = checkDatabaseVersion(db, { dumplessUpgrade: true });
-  expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.0.0' });
+  expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.1.0' });
   const engine = await Engine.open({ dbPath: db, logLevel: 'off', skipVersionCheck: true });
   const ops = Ops.install(engine, options);
   const task = await ops.enqueueUpgrade(status.kind === 'upgrade' ? status.from : '');
@@ -53,12 +53,50 @@ function distributionOf(docs: Array<Record<string, unknown>>): Record<string, nu
   return out;
 }
 
+
+/**
+ * The fixture was written by the 1.0.0 keyword layout (one key per word and field, per word and
+ * position bucket, per word id): after the upgrade every search, with its ranking details (which
+ * read the converted per-word records: attribute rank, word position, exactness), equals the
+ * same search on a fresh index of the same documents and settings.
+ */
+async function expectSameSearchesAsFreshIndexes(upgraded: Engine, uids: string[]): Promise<void> {
+  const freshRoot = await mkdtemp(join(tmpdir(), 'upgrade-fresh-'));
+  const fresh = await Engine.open({ dbPath: join(freshRoot, 'db'), logLevel: 'off' });
+  try {
+    for (const uid of uids) {
+      const docs = upgraded.getDocuments(uid, { limit: 10_000 }).results;
+      const primaryKey = upgraded.getIndex(uid).primaryKey!;
+      await fresh.waitForTask((await fresh.addDocuments(uid, docs, { primaryKey })).taskUid);
+      await fresh.waitForTask((await fresh.updateSettings(uid, upgraded.getSettings(uid))).taskUid);
+      // Queries from the documents' own words: the first words of string fields, one and two words.
+      const queries = new Set<string>();
+      for (const doc of docs.slice(0, 40)) {
+        const text = Object.values(doc).filter((v): v is string => typeof v === 'string').join(' ');
+        const words = text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 3);
+        if (words[0]) queries.add(words[0]);
+        if (words.length > 2) queries.add(`${words[1]} ${words[2]}`);
+      }
+      expect(queries.size).toBeGreaterThan(20);
+      for (const q of queries) {
+        const query = { q, limit: 20, showRankingScoreDetails: true, attributesToRetrieve: [primaryKey] };
+        const a = await upgraded.search(uid, query);
+        const b = await fresh.search(uid, query);
+        expect({ uid, q, hits: a.hits }).toEqual({ uid, q, hits: b.hits });
+      }
+    }
+  } finally {
+    await fresh.close();
+    await rm(freshRoot, { recursive: true, force: true });
+  }
+}
+
 describe('dumpless upgrade of a 0.9.0 database', () => {
   test('a 0.9.0 database is refused without the flag, then upgraded; reads and searches keep working, new tasks wait', async () => {
     // written now by the 0.9.0 procedure, so that searches run today's code on today's layout
     await rm(db, { recursive: true, force: true });
     await writeV090Database(db);
-    expect(() => checkDatabaseVersion(db)).toThrow(/version 0\.9\.0 but this binary is version 1\.0\.0.*--experimental-dumpless-upgrade/);
+    expect(() => checkDatabaseVersion(db)).toThrow(/version 0\.9\.0 but this binary is version 1\.1\.0.*--experimental-dumpless-upgrade/);
     const { engine, ops, upgradeUid } = await openForUpgrade({ upgradeDelayPerIndexMs: 60 });
     try {
       // a write registered during the upgrade waits for it
@@ -70,11 +108,11 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect(engine.getTask(upgradeUid).status).not.toBe('succeeded');
       expect(engine.getTasks({ types: ['upgradeDatabase'] }).results.map((t) => t.uid)).toEqual([upgradeUid]);
       const upgraded = await engine.waitForTask(upgradeUid, { timeoutMs: 60_000 });
-      expect(upgraded).toMatchObject({ status: 'succeeded', type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.0.0' } });
+      expect(upgraded).toMatchObject({ status: 'succeeded', type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.1.0' } });
       const after = await engine.waitForTask(write.taskUid);
       expect(after.status).toBe('succeeded');
       expect(Date.parse(after.startedAt!)).toBeGreaterThanOrEqual(Date.parse(upgraded.finishedAt!));
-      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.0.0');
+      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.1.0');
       expect(UpgradeJournal.exists(db)).toBe(false);
       // the upgrade step's work: the distribution is stored and right (the extra book included)
       const all = engine.getDocuments('books', { limit: 10_000 }).results;
@@ -82,7 +120,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect(engine.indexStats('books').fieldDistribution).toEqual(distributionOf(all));
       expect(engine.indexStats('restaurants').numberOfDocuments).toBe(200);
       expect(engine.indexStats('restaurants').fieldDistribution).toEqual(distributionOf(engine.getDocuments('restaurants', { limit: 1000 }).results));
-      expect(checkDatabaseVersion(db)).toEqual({ kind: 'current', version: '1.0.0' });
+      expect(checkDatabaseVersion(db)).toEqual({ kind: 'current', version: '1.1.0' });
       expect((await engine.search('books', { q: 'harry potter', limit: 5 })).hits).toEqual(during.hits);
     } finally {
       await ops.close();
@@ -96,6 +134,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect((await engine.waitForTask(upgradeUid, { timeoutMs: 60_000 })).status).toBe('succeeded');
       for (const uid of ['books', 'movies', 'restaurants'])
         expect(engine.indexStats(uid).fieldDistribution).toEqual(distributionOf(engine.getDocuments(uid, { limit: 10_000 }).results));
+      await expectSameSearchesAsFreshIndexes(engine, ['books', 'movies', 'restaurants']);
     } finally {
       await ops.close();
       await engine.close();
@@ -174,7 +213,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
 
     // restart: the interrupted upgrade is detected without any flag and resumed
     const status = checkDatabaseVersion(db);
-    expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.0.0' });
+    expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.1.0' });
     // processors are installed before the scheduler starts, so the recovered task finds them
     const engine = await Engine.open({ dbPath: db, logLevel: 'off', skipVersionCheck: true, autoProcess: false });
     const ops = Ops.install(engine);
@@ -185,7 +224,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       const done = await engine.waitForTask(task!.uid, { timeoutMs: 60_000 });
       expect(done.status).toBe('succeeded');
       expect(engine.indexStats('books').fieldDistribution).toEqual(distributionOf(engine.getDocuments('books', { limit: 10_000 }).results));
-      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.0.0');
+      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.1.0');
       expect(UpgradeJournal.exists(db)).toBe(false);
     } finally {
       await ops.close();

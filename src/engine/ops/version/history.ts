@@ -8,9 +8,16 @@
  *   1.0.0  The distribution is kept in the index's `main` database and adjusted by each batch.
  *          Batches only apply deltas, so a database coming from 0.9.0 needs the baseline
  *          computed once from its documents: that is the upgrade step below.
+ *   1.1.0  Keyword postings per word: one record per word holds its id and its posting lists per
+ *          field and per first-position bucket (`kw-word-parts`), and ids map back to words in
+ *          blocks (`kw-id-blocks`), instead of one key per (word, field), per (word, bucket) and
+ *          per id: a third of the keys, which made indexing 1.3x faster. The step converts the
+ *          old databases into the new ones (the old ones stay untouched until the new version
+ *          is committed, then they are dropped).
  */
 import type { IndexStore } from '../../index/store.js';
 import { DB_FORMAT_VERSION } from '../../store/format.js';
+import { CONVERTED_DATABASES, convertLegacyKeywordLayout, dropLegacyKeywordLayout } from '../../search/keyword/legacy.js';
 
 export const CURRENT_DB_VERSION = DB_FORMAT_VERSION;
 
@@ -22,6 +29,7 @@ export interface FormatVersion {
 export const FORMATS: readonly FormatVersion[] = [
   { version: '0.9.0', summary: 'field distribution computed at read time by scanning documents' },
   { version: '1.0.0', summary: 'field distribution stored in each index and maintained by every batch' },
+  { version: '1.1.0', summary: 'keyword postings grouped in one record per word' },
 ];
 
 /** What an upgrade step may do to one index; every change goes through `put`, which journals it. */
@@ -30,6 +38,8 @@ export interface IndexUpgradeContext {
   store: IndexStore;
   /** Write `value` (msgpack-encoded like the rest of `main`) under `key` of the `main` database. */
   putMain(key: string, value: unknown): void;
+  /** Declare that the step fills the database `name`, which held nothing before: a rollback empties it. */
+  fillsNewDatabase(name: string): void;
   /** Throws if the upgrade was canceled; called between chunks of work. */
   checkpoint(): void;
 }
@@ -40,6 +50,11 @@ export interface UpgradeStep {
   title: string;
   /** Runs once per index, in its own write transaction. */
   upgradeIndex(ctx: IndexUpgradeContext): void;
+  /**
+   * Runs once per index after the new version is committed (no rollback any more), in its own
+   * write transaction: dropping what only the old format read. Must be idempotent.
+   */
+  finalizeIndex?(store: IndexStore): void;
 }
 
 export const STEPS: readonly UpgradeStep[] = [
@@ -57,6 +72,18 @@ export const STEPS: readonly UpgradeStep[] = [
         if (++seen % 5000 === 0) ctx.checkpoint();
       }
       ctx.putMain('fieldDistribution', distribution);
+    },
+  },
+  {
+    from: '1.0.0',
+    to: '1.1.0',
+    title: 'group keyword postings per word',
+    upgradeIndex(ctx) {
+      for (const name of CONVERTED_DATABASES) ctx.fillsNewDatabase(name);
+      convertLegacyKeywordLayout(ctx.store, ctx.checkpoint);
+    },
+    finalizeIndex(store) {
+      dropLegacyKeywordLayout(store);
     },
   },
 ];

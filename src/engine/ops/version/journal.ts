@@ -29,6 +29,12 @@ export interface UndoEntry {
   key: string;
   /** Previous raw value, base64; null when the key did not exist. */
   previous: string | null;
+  /**
+   * The whole database `db` held nothing before the upgrade (`key` is unused): rollback empties
+   * it, or drops it when it did not exist (`existed` false).
+   */
+  newDatabase?: true;
+  existed?: boolean;
 }
 
 export class UpgradeJournal {

@@ -78,6 +78,11 @@ export async function runUpgrade(options: UpgradeRunOptions): Promise<void> {
           journal.record({ env, db: 'main', key, previous: previous ? Buffer.from(previous).toString('base64') : null });
           store.main.putSync(key, value);
         },
+        fillsNewDatabase(name) {
+          // The root database lists the named ones.
+          const existed = [...store.env.getKeys()].includes(name);
+          journal.record({ env, db: name, key: '', previous: null, newDatabase: true, existed });
+        },
       };
       store.write(() => step.upgradeIndex(ctx));
       done++;
@@ -91,6 +96,11 @@ export async function runUpgrade(options: UpgradeRunOptions): Promise<void> {
   checkpoint();
   writeFileAtomic(join(options.dbPath, 'VERSION'), options.to + '\n');
   journal.remove();
+  // Committed: what only the old format read can go (a crash before this leaves it unused).
+  for (const step of path) {
+    if (!step.finalizeIndex) continue;
+    for (const { store } of options.indexes) store.write(() => step.finalizeIndex!(store));
+  }
 }
 
 /**
@@ -116,7 +126,12 @@ export function rollbackUpgrade(dbPath: string, storeAt: (env: string) => IndexS
     store.write(() => {
       // newest first, so that the oldest pre-image of a key is the one left in place
       for (const entry of [...list].reverse()) {
-        if (entry.previous === null) raw.removeSync(entry.key);
+        if (entry.newDatabase) {
+          const db = store.openDB(entry.db, { encoding: 'binary' });
+          if (entry.existed) db.clearSync();
+          else db.dropSync();
+        }
+        else if (entry.previous === null) raw.removeSync(entry.key);
         else raw.putSync(entry.key, Buffer.from(entry.previous, 'base64'));
       }
     });

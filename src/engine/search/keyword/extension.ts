@@ -15,7 +15,7 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { bumpKeywordGeneration, keywordDbs, positionBucket, prefixesOf, wordFidKey, wordPositionKey, valueKey, MAX_VALUE_WORDS, VALUE_GAP, decodeEntry, encodeEntry, serializeAscending, type TextEntry, type KeywordDbs } from './layout.js';
+import { BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeEntry, decodeWordRecord, encodeEntry, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -39,53 +39,33 @@ class KeySet extends Set<string> implements KeySink {
 }
 
 /**
- * Pending postings of one database. Keys get numbers; additions are appended to one log of
- * (key, docid) pairs, grouped per key by a counting pass at merge time: sequential writes to two
- * typed arrays instead of a growing array per key.
+ * Pending postings under numbered keys. Additions are appended to one log of (key, docid) pairs,
+ * grouped per key by a counting pass at merge time: sequential writes to two typed arrays instead
+ * of a growing array per key.
  */
-class DeltaMap {
-  private readonly index = new Map<string, number>();
-  private keys: string[] = [];
+class PostingLog {
   private lastDoc = new Int32Array(1024).fill(-1);
   private logKey = new Int32Array(1 << 16);
   private logDoc = new Uint32Array(1 << 16);
   private adds = 0;
-  private dels: Map<number, number[]> | null = null;
+  keys = 0;
+  dels: Map<number, number[]> | null = null;
   size = 0;
-  add(key: string, docid: number): void {
-    this.push(this.entry(key), docid);
-  }
-  /**
-   * Adds straight from extraction, for a document with nothing indexed before. A document's keys
-   * are all put before the next document's, so a repeated key ends with this docid.
-   */
-  addOnce(key: string, docid: number): boolean {
-    return this.push(this.entry(key), docid) === 1;
-  }
-  del(key: string, docid: number): void {
-    const k = this.entry(key);
-    this.dels ??= new Map();
-    let list = this.dels.get(k);
-    if (!list) this.dels.set(k, (list = []));
-    list.push(docid);
-    this.size++;
-  }
-  /** The number of `key` in this batch. */
-  entry(key: string): number {
-    let k = this.index.get(key);
-    if (k === undefined) {
-      k = this.keys.length;
-      this.keys.push(key);
-      this.index.set(key, k);
-      if (k >= this.lastDoc.length) {
-        const grown = new Int32Array(this.lastDoc.length * 2).fill(-1);
-        grown.set(this.lastDoc);
-        this.lastDoc = grown;
-      }
+
+  newKey(): number {
+    const k = this.keys++;
+    if (k >= this.lastDoc.length) {
+      const grown = new Int32Array(this.lastDoc.length * 2).fill(-1);
+      grown.set(this.lastDoc);
+      this.lastDoc = grown;
     }
     return k;
   }
-  /** Adds `docid` to key number `k` unless it was the last one added there; 1 if added. */
+
+  /**
+   * Adds `docid` to key `k` unless it was the last one added there; 1 if added. A document's
+   * keys are all put before the next document's, so a repeat within a document is caught here.
+   */
   push(k: number, docid: number): number {
     if (this.lastDoc[k] === docid) return 0;
     this.lastDoc[k] = docid;
@@ -103,50 +83,164 @@ class DeltaMap {
     this.size++;
     return 1;
   }
-  mergeInto(db: Database<Buffer, string>): void {
-    // Group the log by key (stable: each key's docids keep their order).
-    const count = this.keys.length;
+
+  del(k: number, docid: number): void {
+    this.dels ??= new Map();
+    let list = this.dels.get(k);
+    if (!list) this.dels.set(k, (list = []));
+    list.push(docid);
+    this.size++;
+  }
+
+  /** The additions grouped by key (stable: each key's docids keep their order): key k owns docs[start[k], start[k+1]). */
+  grouped(): { start: Uint32Array; docs: Uint32Array } {
+    const count = this.keys;
     const start = new Uint32Array(count + 1);
     for (let i = 0; i < this.adds; i++) start[this.logKey[i]! + 1]!++;
     for (let k = 0; k < count; k++) start[k + 1]! += start[k]!;
     const fill = start.slice(0, count);
     const docs = new Uint32Array(this.adds);
     for (let i = 0; i < this.adds; i++) docs[fill[this.logKey[i]!]!++] = this.logDoc[i]!;
+    return { start, docs };
+  }
+
+  reset(): void {
+    this.lastDoc.fill(-1);
+    this.adds = 0;
+    this.keys = 0;
+    this.dels = null;
+    this.size = 0;
+  }
+}
+
+function isEmptyDb(db: Database<Buffer, string>): boolean {
+  for (const _ of db.getKeys({ limit: 1 })) return false;
+  return true;
+}
+
+/**
+ * A posting list after the batch's additions and removals, serialized; null when it ends empty.
+ * `raw` is the stored list (absent for a new key).
+ */
+function mergedPostings(raw: Uint8Array | undefined, add: Uint32Array, del: number[] | undefined): Buffer | null {
+  let bitmap: InstanceType<typeof RoaringBitmap32>;
+  if (raw) {
+    bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
+    if (del) bitmap.removeMany(del);
+    if (add.length) bitmap.addMany(add);
+  } else {
+    // A new key: its docids usually arrive in ascending order, serialized without roaring.
+    const direct = del ? undefined : serializeAscending(add);
+    if (direct) return direct.length > 8 ? direct : null;
+    bitmap = new RoaringBitmap32(add);
+  }
+  return bitmap.isEmpty ? null : (bitmap.serialize(true) as unknown as Buffer);
+}
+
+/** Pending postings of one database keyed by string (one posting list per key). */
+class DeltaMap {
+  private readonly index = new Map<string, number>();
+  private keys: string[] = [];
+  private readonly log = new PostingLog();
+  get size(): number {
+    return this.log.size;
+  }
+  add(key: string, docid: number): void {
+    this.log.push(this.entry(key), docid);
+  }
+  /** Adds straight from extraction, for a document with nothing indexed before. */
+  addOnce(key: string, docid: number): boolean {
+    return this.log.push(this.entry(key), docid) === 1;
+  }
+  del(key: string, docid: number): void {
+    this.log.del(this.entry(key), docid);
+  }
+  /** The number of `key` in this batch. */
+  entry(key: string): number {
+    let k = this.index.get(key);
+    if (k === undefined) {
+      k = this.log.newKey();
+      this.keys.push(key);
+      this.index.set(key, k);
+    }
+    return k;
+  }
+  push(k: number, docid: number): number {
+    return this.log.push(k, docid);
+  }
+  mergeInto(db: Database<Buffer, string>): void {
+    const { start, docs } = this.log.grouped();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
     const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
     // A database still empty (a first batch) has nothing to read back.
-    let empty = true;
-    for (const _ of db.getKeys({ limit: 1 })) empty = false;
+    const empty = isEmptyDb(db);
     for (const k of order) {
       const key = keys[k]!;
-      const add = docs.subarray(start[k]!, start[k + 1]!);
-      const del = this.dels?.get(k);
       const raw = empty ? undefined : db.getBinaryFast(key);
-      let bitmap: InstanceType<typeof RoaringBitmap32>;
-      if (raw) {
-        bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
-        if (del) bitmap.removeMany(del);
-        if (add.length) bitmap.addMany(add);
-      } else {
-        // A new key: its docids usually arrive in ascending order, serialized without roaring.
-        const direct = del ? undefined : serializeAscending(add);
-        if (direct) {
-          if (direct.length > 8) db.putSync(key, direct);
-          continue;
-        }
-        bitmap = new RoaringBitmap32(add);
-      }
-      if (bitmap.isEmpty) {
-        if (raw) db.removeSync(key);
-      } else db.putSync(key, bitmap.serialize(true) as unknown as Buffer);
+      const merged = mergedPostings(raw, docs.subarray(start[k]!, start[k + 1]!), this.log.dels?.get(k));
+      if (merged) db.putSync(key, merged);
+      else if (raw) db.removeSync(key);
     }
     this.index.clear();
     this.keys = [];
-    this.lastDoc.fill(-1);
-    this.adds = 0;
-    this.dels = null;
-    this.size = 0;
+    this.log.reset();
+  }
+}
+
+/**
+ * Pending postings of word parts (see `encodeWordRecord`): keys are (word, tag) pairs numbered
+ * by the word's slot, so the hot path builds no key string; one record per word is written.
+ */
+class PartsDelta {
+  private readonly log = new PostingLog();
+  private keyWord: string[] = [];
+  private keyTag: number[] = [];
+  get size(): number {
+    return this.log.size;
+  }
+  entry(word: string, tag: number): number {
+    this.keyWord.push(word);
+    this.keyTag.push(tag);
+    return this.log.newKey();
+  }
+  push(k: number, docid: number): number {
+    return this.log.push(k, docid);
+  }
+  del(k: number, docid: number): void {
+    this.log.del(k, docid);
+  }
+  mergeInto(db: Database<Buffer, string>, idOf: (word: string) => number): void {
+    const { start, docs } = this.log.grouped();
+    const words = this.keyWord;
+    const tags = this.keyTag;
+    const order = Array.from(words.keys()).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : tags[a]! - tags[b]!));
+    const empty = isEmptyDb(db);
+    for (let i = 0; i < order.length; ) {
+      const word = words[order[i]!]!;
+      let j = i + 1;
+      while (j < order.length && words[order[j]!] === word) j++;
+      const raw = empty ? undefined : db.getBinaryFast(word);
+      const stored = raw ? decodeWordRecord(raw) : [];
+      const id = raw ? recordId(raw) : idOf(word);
+      const parts: WordPart[] = [];
+      let s = 0;
+      for (let x = i; x < j; x++) {
+        const k = order[x]!;
+        const tag = tags[k]!;
+        while (s < stored.length && stored[s]!.tag < tag) parts.push(stored[s++]!);
+        const old = s < stored.length && stored[s]!.tag === tag ? stored[s++]!.bitmap : undefined;
+        const merged = mergedPostings(old, docs.subarray(start[k]!, start[k + 1]!), this.log.dels?.get(k));
+        if (merged) parts.push({ tag, bitmap: merged });
+      }
+      while (s < stored.length) parts.push(stored[s++]!);
+      if (parts.length > 0) db.putSync(word, encodeWordRecord(id, parts));
+      else if (raw) db.removeSync(word);
+      i = j;
+    }
+    this.keyWord = [];
+    this.keyTag = [];
+    this.log.reset();
   }
 }
 
@@ -159,6 +253,7 @@ interface WordSlot {
   plain: number | null;
   exact: number | null;
   prefixes: number[] | null;
+  /** Part keys by field id and by position bucket. */
   fids: Array<number | undefined>;
   positions: Array<number | undefined>;
   /** The document whose first position of the word is in `first`, and the field last seen in it. */
@@ -169,15 +264,16 @@ interface WordSlot {
   id: number;
 }
 
-/** The keys one document contributes to each database. */
+/** The keys one document contributes to each database; parts are `partKey(word, tag)`. */
 interface DocKeys<S extends KeySink = KeySink> {
   words: S;
   exact: S;
   prefixes: S;
-  wordFids: S;
-  wordPositions: S;
+  parts: S;
   values: S;
 }
+
+const partKey = (word: string, tag: number): string => `${word}\u0000${tag}`;
 
 class FieldIds {
   private readonly ids = new Map<string, number>();
@@ -230,9 +326,10 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
 const MAX_VALUE_FIELD_WORDS = 64;
 
 function newKeySets(): DocKeys<KeySet> {
-  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), wordFids: new KeySet(), wordPositions: new KeySet(), values: new KeySet() };
+  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), parts: new KeySet(), values: new KeySet() };
 }
 
+/** Every key of a stored or new document (the update path; `addNew` is the same for new documents). */
 function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean, keys: DocKeys<S>): DocKeys<S> {
   const firstPosition = new Map<string, number>();
   for (const [fid, words, positions] of entry) {
@@ -252,12 +349,12 @@ function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: 
       const p = positions[i]!;
       const known = firstPosition.get(w);
       if (known === undefined || p < known) firstPosition.set(w, p);
-      keys.wordFids.put(wordFidKey(w, fid));
+      keys.parts.put(partKey(w, fieldTag(fid)));
       if (!target.put(w)) continue;
       if (prefixSearch) prefixesOf(w, keys.prefixes);
     }
   }
-  for (const [w, p] of firstPosition) keys.wordPositions.put(wordPositionKey(w, positionBucket(p)));
+  for (const [w, p] of firstPosition) keys.parts.put(partKey(w, bucketTag(positionBucket(p))));
   return keys;
 }
 
@@ -270,33 +367,37 @@ class BatchWriter {
   readonly words = new DeltaMap();
   readonly exact = new DeltaMap();
   readonly prefixes = new DeltaMap();
-  readonly wordFids = new DeltaMap();
-  readonly wordPositions = new DeltaMap();
+  readonly parts = new PartsDelta();
   readonly values = new DeltaMap();
   readonly analyzer: Analyzer;
   readonly fields: FieldIds;
   private readonly prefixSearch: boolean;
+  /** No word record exists yet (a first batch): word ids need no lookup. */
+  private vocabularyEmpty: boolean;
 
   constructor(private readonly dbs: KeywordDbs, settings: Settings) {
     this.analyzer = analyzerFor(settings);
     this.fields = new FieldIds(loadFieldPaths(dbs));
     this.prefixSearch = settings.prefixSearch !== 'disabled';
+    this.vocabularyEmpty = isEmptyDb(dbs.wordParts);
   }
 
-  /** Word ids known or assigned in this batch. */
+  /** Word ids known or assigned in this batch, and the words given an id since the last flush. */
   private readonly idCache = new Map<string, number>();
   private readonly wordCache = new Map<number, string>();
+  private newWords: Array<[number, string]> = [];
   private nextId = -1;
 
   private idOf(word: string): number {
     let id = this.idCache.get(word);
     if (id === undefined) {
-      id = this.dbs.wordIds.get(word);
-      if (id === undefined) {
+      const raw = this.vocabularyEmpty ? undefined : this.dbs.wordParts.getBinaryFast(word);
+      if (raw) id = recordId(raw);
+      else {
         if (this.nextId < 0) this.nextId = (this.dbs.meta.get('nextWordId') as number | undefined) ?? 0;
         id = this.nextId++;
-        this.dbs.wordIds.putSync(word, id);
-        this.dbs.idWords.putSync(id, word);
+        this.newWords.push([id, word]);
+        this.wordCache.set(id, word);
       }
       this.idCache.set(word, id);
     }
@@ -306,7 +407,8 @@ class BatchWriter {
   private wordOf(id: number): string {
     let w = this.wordCache.get(id);
     if (w === undefined) {
-      w = this.dbs.idWords.get(id) ?? '';
+      const block = this.dbs.idBlocks.get(Math.floor(id / ID_BLOCK));
+      w = block?.[id % ID_BLOCK] ?? '';
       this.wordCache.set(id, w);
     }
     return w;
@@ -319,7 +421,8 @@ class BatchWriter {
   }
 
   change(change: DocumentChange): void {
-    const old = this.stored(change.docid);
+    // A document new to the index has nothing indexed (its docid was never used).
+    const old = change.before ? this.stored(change.docid) : undefined;
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
     const paths = this.fields.paths;
     let ids: number[][] | undefined;
@@ -347,6 +450,14 @@ class BatchWriter {
       this.slots.set(word, slot);
     }
     return slot;
+  }
+
+  private fieldPart(slot: WordSlot, fid: number): number {
+    return (slot.fids[fid] ??= this.parts.entry(slot.word, fieldTag(fid)));
+  }
+
+  private bucketPart(slot: WordSlot, bucket: number): number {
+    return (slot.positions[bucket] ??= this.parts.entry(slot.word, bucketTag(bucket)));
   }
 
   /**
@@ -385,7 +496,7 @@ class BatchWriter {
           if (p < slot.first) slot.first = p;
         }
         slot.fid = fid;
-        this.wordFids.push((slot.fids[fid] ??= this.wordFids.entry(wordFidKey(w, fid))), docid);
+        this.parts.push(this.fieldPart(slot, fid), docid);
         if (exact) {
           if (!this.exact.push((slot.exact ??= this.exact.entry(w)), docid)) continue;
         } else {
@@ -400,10 +511,7 @@ class BatchWriter {
         }
       }
     }
-    for (const slot of seen) {
-      const b = positionBucket(slot.first);
-      this.wordPositions.push((slot.positions[b] ??= this.wordPositions.entry(wordPositionKey(slot.word, b))), docid);
-    }
+    for (const slot of seen) this.parts.push(this.bucketPart(slot, positionBucket(slot.first)), docid);
     return ids;
   }
 
@@ -411,13 +519,19 @@ class BatchWriter {
     diff(a.words, b?.words, docid, this.words);
     diff(a.exact, b?.exact, docid, this.exact);
     diff(a.prefixes, b?.prefixes, docid, this.prefixes);
-    diff(a.wordFids, b?.wordFids, docid, this.wordFids);
-    diff(a.wordPositions, b?.wordPositions, docid, this.wordPositions);
     diff(a.values, b?.values, docid, this.values);
+    const part = (key: string): number => {
+      const cut = key.lastIndexOf('\u0000');
+      const slot = this.slotOf(key.slice(0, cut));
+      const tag = Number(key.slice(cut + 1));
+      return tag & BUCKET_TAG ? this.bucketPart(slot, tag & ~BUCKET_TAG) : this.fieldPart(slot, tag);
+    };
+    for (const k of a.parts) if (!b?.parts.has(k)) this.parts.del(part(k), docid);
+    if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
   }
 
   pending(): number {
-    return this.words.size + this.exact.size + this.prefixes.size + this.wordFids.size + this.wordPositions.size + this.values.size;
+    return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.values.size;
   }
 
   flush(): void {
@@ -426,14 +540,33 @@ class BatchWriter {
     this.words.mergeInto(this.dbs.words);
     this.exact.mergeInto(this.dbs.exactWords);
     this.prefixes.mergeInto(this.dbs.prefixes);
-    this.wordFids.mergeInto(this.dbs.wordFids);
-    this.wordPositions.mergeInto(this.dbs.wordPositions);
+    this.parts.mergeInto(this.dbs.wordParts, (word) => this.idOf(word));
     this.values.mergeInto(this.dbs.values);
-    if (this.nextId >= 0) this.dbs.meta.putSync('nextWordId', this.nextId);
+    this.writeNewWords();
+    this.vocabularyEmpty = false;
     if (this.fields.dirty) {
       this.dbs.meta.putSync('fields', this.fields.paths);
       this.fields.dirty = false;
     }
+  }
+
+  /** Adds the words given an id since the last flush to their id blocks. */
+  private writeNewWords(): void {
+    if (this.newWords.length === 0) return;
+    let i = 0;
+    const list = this.newWords;
+    while (i < list.length) {
+      const block = Math.floor(list[i]![0] / ID_BLOCK);
+      const words = [...(this.dbs.idBlocks.get(block) ?? [])];
+      for (; i < list.length && Math.floor(list[i]![0] / ID_BLOCK) === block; i++) {
+        const [id, word] = list[i]!;
+        while (words.length < id % ID_BLOCK) words.push(null);
+        words[id % ID_BLOCK] = word;
+      }
+      this.dbs.idBlocks.putSync(block, words);
+    }
+    this.newWords = [];
+    this.dbs.meta.putSync('nextWordId', this.nextId);
   }
 }
 
@@ -472,10 +605,12 @@ export const keywordExtension: IndexExtension = {
     dbs.words.clearSync();
     dbs.exactWords.clearSync();
     dbs.prefixes.clearSync();
-    dbs.wordFids.clearSync();
-    dbs.wordPositions.clearSync();
+    dbs.wordParts.clearSync();
     dbs.values.clearSync();
     dbs.docs.clearSync();
+    // No stored entry refers to a word id any more: ids start over.
+    dbs.idBlocks.clearSync();
+    dbs.meta.removeSync('nextWordId');
     bumpKeywordGeneration(store);
   },
 

@@ -4,9 +4,11 @@
  *   kw-words        word -> docids               words of typo-tolerant fields (the typo dictionary)
  *   kw-exact-words  word -> docids               words of `disableOnAttributes` fields (exact only)
  *   kw-prefixes     prefix -> docids             prefixes of 1..PREFIX_MAX chars of every word
- *   kw-word-fids    word \0 fid -> docids        per-field postings (attributeRank, attributesToSearchOn)
- *   kw-word-pos     word \0 bucket -> docids     bucket of the word's first position in the document
- *                                                (wordPosition without reading documents)
+ *   kw-word-parts   word -> record           the word's id and its posting lists by part: per field
+ *                                                (attributeRank, attributesToSearchOn) and per bucket of
+ *                                                the word's first position in the document (wordPosition
+ *                                                without reading documents); one key per word keeps a
+ *                                                batch's writes few (see encodeWordRecord)
  *   kw-values       words of a value -> docids   every short value (array element, sentence) as a
  *                                                whole, for the exactness rule's exact matches
  *   kw-docs         docid -> u32[]               the extracted words of each document as word ids,
@@ -14,11 +16,15 @@
  *                                                exactness, phrases), and the exact record of what
  *                                                was indexed, so a deletion removes exactly that:
  *                                                [fieldCount, (fid, n, id x n, position x n)...]
- *   kw-word-ids     word -> u32                  stable word ids (never reused)
- *   kw-id-words     u32 -> word                  and back
+ *   kw-id-blocks    block -> string[]        words by id, ID_BLOCK ids per key (id -> word for the
+ *                                                stored entries; word -> id is in kw-word-parts)
  *   kw-meta         'fields' -> string[]         field id -> field path
  *
  * Posting lists are roaring bitmaps in the portable serialization.
+ *
+ * Format 1.0.0 kept one key per (word, field) in `kw-word-fids`, per (word, bucket) in `kw-word-pos`
+ * and the ids in `kw-word-ids` / `kw-id-words`: three times the keys, and LMDB puts were the largest
+ * cost of indexing. `src/engine/ops/version/history.ts` converts that layout.
  */
 import type { Database } from 'lmdb';
 import type { IndexStore } from '../../index/store.js';
@@ -106,12 +112,10 @@ export interface KeywordDbs {
   words: Database<Buffer, string>;
   exactWords: Database<Buffer, string>;
   prefixes: Database<Buffer, string>;
-  wordFids: Database<Buffer, string>;
-  wordPositions: Database<Buffer, string>;
+  wordParts: Database<Buffer, string>;
   values: Database<Buffer, string>;
   docs: Database<Buffer, number>;
-  wordIds: Database<number, string>;
-  idWords: Database<string, number>;
+  idBlocks: Database<Array<string | null>, number>;
   meta: Database<any, string>;
 }
 
@@ -124,21 +128,15 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       words: store.openDB<Buffer, string>('kw-words', { encoding: 'binary' }),
       exactWords: store.openDB<Buffer, string>('kw-exact-words', { encoding: 'binary' }),
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
-      wordFids: store.openDB<Buffer, string>('kw-word-fids', { encoding: 'binary' }),
-      wordPositions: store.openDB<Buffer, string>('kw-word-pos', { encoding: 'binary' }),
+      wordParts: store.openDB<Buffer, string>('kw-word-parts', { encoding: 'binary' }),
       values: store.openDB<Buffer, string>('kw-values', { encoding: 'binary' }),
       docs: store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' }),
-      wordIds: store.openDB<number, string>('kw-word-ids', { encoding: 'msgpack' }),
-      idWords: store.openDB<string, number>('kw-id-words', { keyEncoding: 'uint32', encoding: 'string' }),
+      idBlocks: store.openDB<Array<string | null>, number>('kw-id-blocks', { keyEncoding: 'uint32', encoding: 'msgpack' }),
       meta: store.openDB<any, string>('kw-meta', { encoding: 'msgpack' }),
     };
     opened.set(store, dbs);
   }
   return dbs;
-}
-
-export function wordFidKey(word: string, fid: number): string {
-  return `${word}\u0000${fid}`;
 }
 
 /** Position buckets: exact below 8, then logarithmic, as far positions matter less and less. */
@@ -148,8 +146,81 @@ export function positionBucket(p: number): number {
   return Math.min(MAX_POSITION_BUCKET, 8 + Math.floor(Math.log2(p / 8) * 2));
 }
 
-export function wordPositionKey(word: string, bucket: number): string {
-  return `${word}\u0000${bucket}`;
+/** Part tags of a word record: a field id, or BUCKET_TAG + a first-position bucket. */
+export const BUCKET_TAG = 0x8000_0000;
+export const fieldTag = (fid: number): number => fid;
+export const bucketTag = (bucket: number): number => (BUCKET_TAG | bucket) >>> 0;
+
+/** Words per `kw-id-blocks` key. */
+export const ID_BLOCK = 256;
+
+/** One part of a word record: its tag and its serialized posting list. */
+export interface WordPart {
+  tag: number;
+  bitmap: Uint8Array;
+}
+
+/**
+ * A word record: `[id, n, tag x n, end x n]` as u32 LE, then the n serialized bitmaps back to
+ * back (`end` is the offset just past bitmap i, counted from the first bitmap). Parts must be
+ * sorted by tag.
+ */
+export function encodeWordRecord(id: number, parts: readonly WordPart[]): Buffer {
+  const n = parts.length;
+  const head = 4 * (2 + 2 * n);
+  let size = head;
+  for (const p of parts) size += p.bitmap.length;
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt32LE(id, 0);
+  out.writeUInt32LE(n, 4);
+  let end = 0;
+  for (let i = 0; i < n; i++) {
+    const p = parts[i]!;
+    out.writeUInt32LE(p.tag, 8 + 4 * i);
+    out.set(p.bitmap, head + end);
+    end += p.bitmap.length;
+    out.writeUInt32LE(end, 8 + 4 * (n + i));
+  }
+  return out;
+}
+
+export function recordId(raw: Uint8Array): number {
+  return (raw[0]! | (raw[1]! << 8) | (raw[2]! << 16) | (raw[3]! << 24)) >>> 0;
+}
+
+/** Every part of a record, copied out (lmdb reuses the buffer of fast reads). */
+export function decodeWordRecord(raw: Uint8Array): WordPart[] {
+  const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  const n = buf.readUInt32LE(4);
+  const head = 4 * (2 + 2 * n);
+  const parts: WordPart[] = [];
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const end = buf.readUInt32LE(8 + 4 * (n + i));
+    parts.push({ tag: buf.readUInt32LE(8 + 4 * i), bitmap: Uint8Array.prototype.slice.call(buf, head + start, head + end) });
+    start = end;
+  }
+  return parts;
+}
+
+/** The serialized bitmap of one part, as a view into `raw` (valid while `raw` is), or undefined. */
+export function recordPart(raw: Uint8Array, tag: number): Uint8Array | undefined {
+  const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  const n = buf.readUInt32LE(4);
+  let lo = 0;
+  let hi = n - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const t = buf.readUInt32LE(8 + 4 * mid);
+    if (t === tag) {
+      const head = 4 * (2 + 2 * n);
+      const start = mid === 0 ? 0 : buf.readUInt32LE(8 + 4 * (n + mid - 1));
+      return buf.subarray(head + start, head + buf.readUInt32LE(8 + 4 * (n + mid)));
+    }
+    if (t < tag) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 /** Values longer than this many words are never an exact match of a query (10 words at most). */

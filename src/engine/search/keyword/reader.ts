@@ -6,7 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
-import { decodeEntry, entryExactness, valueKey, keywordDbs, keywordGeneration, wordFidKey, wordPositionKey, type DocEntry, type KeywordDbs } from './layout.js';
+import { bucketTag, decodeEntry, entryExactness, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, recordPart, type DocEntry, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -93,14 +93,20 @@ export class KeywordReader {
     return this.cached('p', prefix, () => this.dbs.prefixes.get(prefix));
   }
 
+  private part(word: string, tag: number): Buffer | undefined {
+    const raw = this.dbs.wordParts.getBinaryFast(word);
+    if (!raw) return undefined;
+    const part = recordPart(raw, tag);
+    return part ? Buffer.from(part.buffer, part.byteOffset, part.length) : undefined;
+  }
+
   wordInField(word: string, fid: number): Bitmap {
-    return this.cached('f', wordFidKey(word, fid), () => this.dbs.wordFids.get(wordFidKey(word, fid)));
+    return this.cached('f', `${word}\u0000${fid}`, () => this.part(word, fieldTag(fid)));
   }
 
   /** Documents whose first occurrence of `word` falls in position bucket `bucket`. */
   wordAtBucket(word: string, bucket: number): Bitmap {
-    const key = wordPositionKey(word, bucket);
-    return this.cached('b', key, () => this.dbs.wordPositions.get(key));
+    return this.cached('b', `${word}\u0000${bucket}`, () => this.part(word, bucketTag(bucket)));
   }
 
   private exactKnown: boolean | null = null;
@@ -146,9 +152,14 @@ export class KeywordReader {
     if (!this.vocab) {
       const ids = new Map<string, number>();
       const words: string[] = [];
-      for (const { key, value } of this.dbs.wordIds.getRange()) {
-        ids.set(key as string, value as number);
-        words[value as number] = key as string;
+      // Ascending ids: a word re-added after it left the index keeps its newest id.
+      for (const { key, value } of this.dbs.idBlocks.getRange()) {
+        const base = (key as number) * ID_BLOCK;
+        (value as Array<string | null>).forEach((word, i) => {
+          if (word === null || word === undefined) return;
+          ids.set(word, base + i);
+          words[base + i] = word;
+        });
       }
       this.vocab = { ids, words };
     }
