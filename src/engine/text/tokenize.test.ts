@@ -50,3 +50,40 @@ describe('Tokenizer', () => {
     expect(words(new Tokenizer().tokenize('Рас-эль-Хайма رأس الخيمة'))).toEqual(['рас', 'эль', 'хайма', 'راس', 'الخيمة']);
   });
 });
+
+describe('indexWords (the indexing path)', () => {
+  /** What extraction took from `tokenize`: non-stop words up to maxPosition, and the last position. */
+  function viaTokenize(tokenizer: Tokenizer, text: string, first: number, maxPosition: number) {
+    const tokens = tokenizer.tokenize(text, null, first);
+    const kept = tokens.filter((t) => !t.stop && t.position <= maxPosition);
+    return { words: kept.map((t) => t.word), positions: kept.map((t) => t.position), last: tokens.length > 0 ? tokens[tokens.length - 1]!.position : -1 };
+  }
+  function viaIndexWords(tokenizer: Tokenizer, text: string, first: number, maxPosition: number) {
+    const words: string[] = [];
+    const positions: number[] = [];
+    const last = tokenizer.indexWords(text, null, first, words, positions, maxPosition);
+    return { words, positions, last };
+  }
+  const alphabet = ['a', 'B', 'é', 'Ž', '1', ' ', ' ', '.', ',', '\n', '!', '-', "'", 'ß', 'ﬁ', 'Ω', '\u0301', '😀', '𝐀', '\ud800', '…', '¿', 'я', 'ё', 'ك', '\u064e', '_', '\t', 'x'];
+  let seed = 7;
+  const rnd = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  const randomText = () => Array.from({ length: rnd(60) }, () => alphabet[rnd(alphabet.length)]).join('');
+
+  it('gives the words, positions and last position of tokenize on random texts', () => {
+    const plain = new Tokenizer();
+    const withStops = new Tokenizer({ stopWords: new Set(['a', 'x', 'the']) });
+    for (let n = 0; n < 3000; n++) {
+      const text = randomText();
+      const first = rnd(3) * 8;
+      const max = rnd(4) === 0 ? first + rnd(10) : 65_535;
+      for (const t of [plain, withStops]) expect(viaIndexWords(t, text, first, max)).toEqual(viaTokenize(t, text, first, max));
+    }
+  });
+
+  it('falls back to the full path for segmenter scripts and special tokens, with the same result', () => {
+    const special = new Tokenizer({ separatorTokens: ['&'], nonSeparatorTokens: ['#'], dictionary: ['c++'] });
+    for (const text of ['東京タワーに行きました. The C++ & C# book', 'ภาษาไทย ง่าย', "rock&roll isn't dead"]) {
+      for (const t of [new Tokenizer(), special]) expect(viaIndexWords(t, text, 0, 65_535)).toEqual(viaTokenize(t, text, 0, 65_535));
+    }
+  });
+});

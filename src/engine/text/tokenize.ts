@@ -88,6 +88,69 @@ export class Tokenizer {
     return this.assemble(pieces, firstPosition);
   }
 
+  /**
+   * The indexing path: appends the words of `text` that are not stop words to `words`, their
+   * positions (from `firstPosition`) to `positions`, skipping words past `maxPosition`; returns
+   * the position of the last word, stop words included, or -1 when the text has no word. The
+   * same words and positions as `tokenize`, without building a piece and a token per word:
+   * text that needs none of the special rules (special tokens, segmenter scripts) is scanned
+   * directly, the rest goes through `tokenize`.
+   */
+  indexWords(text: string, locales: readonly string[] | null | undefined, firstPosition: number, words: string[], positions: number[], maxPosition: number): number {
+    if (this.special || this.nonSeparatorChars.size > 0 || NEEDS_SEGMENTER.test(text)) {
+      const tokens = this.tokenize(text, locales, firstPosition);
+      for (const t of tokens) {
+        if (t.position > maxPosition) break;
+        if (t.stop) continue;
+        words.push(t.word);
+        positions.push(t.position);
+      }
+      return tokens.length > 0 ? tokens[tokens.length - 1]!.position : -1;
+    }
+    const stopWords = this.stopWords;
+    const checkStops = stopWords.size > 0;
+    let position = firstPosition;
+    let gap = -1; // -1: no word yet
+    let last = -1;
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c < 128 ? isAsciiWord(c) : isWordCode(text, i)) {
+        const start = i;
+        // Lower-case ASCII needs no normalization, upper-case ASCII only lower-casing.
+        let upper = c >= 65 && c <= 90;
+        let ascii = c < 128;
+        i += c >= 0xd800 && c <= 0xdbff && text.codePointAt(i)! > 0xffff ? 2 : 1;
+        while (i < n) {
+          const d = text.charCodeAt(i);
+          if (d < 128) {
+            if (!isAsciiWord(d)) break;
+            if (d <= 90 && d >= 65) upper = true;
+            i++;
+          } else {
+            if (!isWordCode(text, i)) break;
+            ascii = false;
+            i += text.codePointAt(i)! > 0xffff ? 2 : 1;
+          }
+        }
+        const raw = text.slice(start, i);
+        const word = !ascii ? normalizeWord(raw) : upper ? raw.toLowerCase() : raw;
+        if (word.length === 0 || word.length > MAX_WORD_LENGTH) continue;
+        position += gap < 0 ? 0 : gap === 0 ? 1 : gap;
+        gap = 0;
+        last = position;
+        if (position > maxPosition || (checkStops && stopWords.has(word))) continue;
+        words.push(word);
+        positions.push(position);
+      } else {
+        if (gap >= 0) gap = isHardCode(c) ? HARD_GAP : Math.max(gap, 1);
+        i++;
+      }
+    }
+    return last;
+  }
+
   private collectPieces(text: string, locales: readonly string[] | null, out: Piece[]): void {
     if (!this.special) return this.scan(text, 0, locales, out);
     let last = 0;
@@ -186,6 +249,15 @@ export class Tokenizer {
     flush();
     return tokens;
   }
+}
+
+function isAsciiWord(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+}
+
+const HARD_CODES = new Set([...HARD_CHARS].map((ch) => ch.charCodeAt(0)));
+function isHardCode(c: number): boolean {
+  return HARD_CODES.has(c);
 }
 
 function isWordCode(text: string, i: number): boolean {

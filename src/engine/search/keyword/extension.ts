@@ -20,7 +20,7 @@ import { BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeEntry, decodeWordRe
 const { RoaringBitmap32 } = roaring;
 
 /** Pending postings after which deltas are merged into LMDB mid-batch. */
-const FLUSH_THRESHOLD = 8_000_000;
+const FLUSH_THRESHOLD = 12_000_000;
 /** Positions beyond this in a field are not indexed (as Meilisearch caps positions per attribute). */
 const MAX_POSITION = 65_535;
 
@@ -309,14 +309,8 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
       f = { words: [], positions: [], next: 0 };
       perField.set(fid, f);
     }
-    const tokens = analyzer.tokenizer.tokenize(text, localesFor(path, settings.localizedAttributes), f.next);
-    for (const t of tokens) {
-      if (t.position > MAX_POSITION) break;
-      if (t.stop) continue;
-      f.words.push(t.word);
-      f.positions.push(t.position);
-    }
-    if (tokens.length > 0) f.next = tokens[tokens.length - 1]!.position + HARD_GAP;
+    const last = analyzer.tokenizer.indexWords(text, localesFor(path, settings.localizedAttributes), f.next, f.words, f.positions, MAX_POSITION);
+    if (last >= 0) f.next = last + HARD_GAP;
   });
   const entry: TextEntry = [];
   for (const [fid, f] of perField) if (f.words.length > 0) entry.push([fid, f.words, f.positions]);
