@@ -11,7 +11,7 @@
  * the graph keeps no tombstones.
  */
 import { Heap } from './heap.js';
-import { BATCH, IDS_PTR, Kernels, OUT_PTR, QUERY_PTR } from './simd.js';
+import { BATCH, IDS_PTR, Kernels, OUT_PTR, QUERY_BYTES, QUERY_PTR } from './simd.js';
 import type { CodeMetric } from './quantizer.js';
 
 export interface GraphParams {
@@ -42,8 +42,13 @@ export class Graph {
   readonly efConstruction: number;
   readonly kernels: Kernels;
   private readonly mult: number;
-  private readonly kernel: (q: number, base: number, stride: number, ids: number, n: number, out: number) => void;
+  private readonly kernel: (q: number, base: number, stride: number, ids: number, n: number, out: number, len: number) => void;
   private readonly negate: boolean;
+  /** Bytes per slot in the arena: the code, then (l2) its squared norm as an i32 in 16 bytes. */
+  readonly arenaStride: number;
+  private readonly withNorms: boolean;
+  /** False from a removal until the next sweep: lists may then name absent nodes. */
+  private clean = true;
   cap = 0;
   levels = new Int8Array(0);
   l0 = new Uint32Array(0);
@@ -53,7 +58,7 @@ export class Graph {
   maxLevel = -1;
   size = 0;
   readonly dirty = new Set<number>();
-  private visited = new Uint32Array(0);
+  private visited = new Uint8Array(0);
   private epoch = 0;
   private readonly cand = new Heap();
   private readonly res = new Heap();
@@ -67,8 +72,11 @@ export class Graph {
     this.M0 = params.M * 2;
     this.efConstruction = params.efConstruction;
     this.mult = 1 / Math.log(params.M);
-    this.kernels = new Kernels(stride, this.M0);
-    this.kernel = metric === 'l2' ? this.kernels.l2i8 : metric === 'dot' ? this.kernels.doti8 : this.kernels.hamming;
+    // The query's norm goes after its code at QUERY_PTR: only when it fits there.
+    this.withNorms = metric === 'l2' && stride + 16 <= QUERY_BYTES;
+    this.arenaStride = this.withNorms ? stride + 16 : stride;
+    this.kernels = new Kernels(this.arenaStride, this.M0);
+    this.kernel = metric === 'l2' ? (this.withNorms ? this.kernels.l2i8n : this.kernels.l2i8) : metric === 'dot' ? this.kernels.doti8 : this.kernels.hamming;
     this.negate = metric === 'dot';
     this.ensure(1024);
   }
@@ -83,7 +91,7 @@ export class Graph {
     this.levels = new Int8Array(buf, layout.levels, cap);
     this.l0 = new Uint32Array(buf, layout.l0, cap * this.M0);
     this.l0n = new Uint8Array(buf, layout.l0n, cap);
-    this.visited = new Uint32Array(buf, layout.visited, cap);
+    this.visited = new Uint8Array(buf, layout.visited, cap);
     this.epoch = 0;
     this.cap = cap;
   }
@@ -129,6 +137,21 @@ export class Graph {
     this.upper[slot] = level > 0 ? new Uint32Array(level * (this.M + 1)) : undefined;
   }
 
+  /**
+   * Call after writing a code at `ptr` (a slot's, or the query's at QUERY_PTR): stores what the
+   * kernels need beside it (the squared norm, for l2).
+   */
+  coded(ptr: number): void {
+    if (!this.withNorms) return;
+    const b = this.kernels.bytes;
+    let n = 0;
+    for (let i = ptr, end = ptr + this.stride; i < end; i++) {
+      const x = (b[i]! << 24) >> 24;
+      n += x * x;
+    }
+    this.kernels.i32[(ptr + this.stride) >> 2] = n;
+  }
+
   codeView(slot: number): Uint8Array {
     const p = this.kernels.codePtr(slot);
     return this.kernels.bytes.subarray(p, p + this.stride);
@@ -138,7 +161,7 @@ export class Graph {
 
   /** Distances from the code at `qPtr` to the `n` slots in the kernels' ids buffer, into `out`. */
   private score(qPtr: number, n: number): Int32Array {
-    this.kernel(qPtr, this.kernels.codePtr(0), this.stride, IDS_PTR, n, OUT_PTR);
+    this.kernel(qPtr, this.kernels.codePtr(0), this.arenaStride, IDS_PTR, n, OUT_PTR, this.stride);
     const out = this.kernels.out;
     if (this.negate) for (let i = 0; i < n; i++) out[i] = -out[i]!;
     return out;
@@ -163,7 +186,7 @@ export class Graph {
   // --- search ---------------------------------------------------------------------------------
 
   private nextEpoch(): number {
-    if (this.epoch >= 0xfffffffe) {
+    if (this.epoch >= 0xff) {
       this.visited.fill(0);
       this.epoch = 0;
     }
@@ -216,7 +239,7 @@ export class Graph {
     const ids = this.kernels.ids;
     const M0 = this.M0;
     const levels = this.levels;
-    const gather = this.kernels.gather;
+    const gather = this.clean ? this.kernels.gatherAll : this.kernels.gather;
     const lay = this.kernels.layout;
     while (cand.size > 0) {
       const cd = cand.topKey;
@@ -401,6 +424,7 @@ export class Graph {
   remove(dead: readonly number[]): void {
     const gone = dead.filter((s) => this.has(s));
     if (gone.length === 0) return;
+    this.clean = false;
     const mark = new Uint8Array(this.cap);
     for (const s of gone) mark[s] = 1;
     const top = gone.reduce((m, s) => Math.max(m, this.levels[s]!), 0);
@@ -449,6 +473,7 @@ export class Graph {
         changed++;
       }
     }
+    this.clean = true;
     return changed;
   }
 

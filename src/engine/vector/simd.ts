@@ -13,7 +13,7 @@
  *   [OUT_PTR, +BATCH*4)         distances of a batch (i32)
  *   [CODES_PTR, ...)            code of slot s at CODES_PTR + s * stride (stride multiple of 16)
  *   then, sized by the slot capacity: layer-0 neighbour lists (M0 u32 per slot), their counts
- *   (u8), node levels (i8, -1 = absent) and the visited marks of a search (u32 epoch).
+ *   (u8), node levels (i8, -1 = absent) and the visited marks of a search (u8 epoch).
  */
 
 export const QUERY_PTR = 0;
@@ -63,6 +63,10 @@ const op = {
   i32Load: [0x28, 2, 0],
   i32Load8U: [0x2d, 0, 0],
   i32Load8S: [0x2c, 0, 0],
+  i32Store8: [0x3a, 0, 0],
+  drop: [0x1a],
+  i32Const64: [0x41, 0xc0, 0x00],
+  i32Sub: [0x6b],
   i32Ne: [0x47],
   i32And: [0x71],
   i32MinusOne: [0x41, 0x7f],
@@ -85,35 +89,68 @@ const op = {
   i16x8Sub: [0xfd, 0x91, 0x01],
   i32x4Add: [0xfd, 0xae, 0x01],
   i32x4DotI16x8S: [0xfd, 0xba, 0x01],
+  i16x8Add: [0xfd, 0x8e, 0x01],
+  i16x8ExtmulLowI8x16S: [0xfd, 0x9c, 0x01],
+  i16x8ExtmulHighI8x16S: [0xfd, 0x9d, 0x01],
+  i32x4ExtaddPairwiseI16x8S: [0xfd, 0x7e],
   i32x4ExtractLane: (l: number) => [0xfd, 0x1b, l],
 };
 
-// Parameters: q, base, stride, ids, n, out; locals: i, c, j (i32), acc, a, b, d (v128).
-const P = { q: 0, base: 1, stride: 2, ids: 3, n: 4, out: 5, i: 6, c: 7, j: 8, acc: 9, a: 10, b: 11, d: 12 };
+// Parameters: q, base, stride, ids, n, out, len; locals: i, c, j (i32), acc, a, b, d (v128).
+// Codes are `len` bytes (a multiple of 16) at the start of each `stride`-byte record.
+const P = { q: 0, base: 1, stride: 2, ids: 3, n: 4, out: 5, len: 6, i: 7, c: 8, j: 9, acc: 10, a: 11, b: 12, d: 13 };
 
-/** The batch loop shared by every kernel; `chunk` accumulates one 16-byte chunk of a and b into acc. */
-function batchKernel(chunk: number[]): number[] {
+/**
+ * The batch loop shared by every kernel; `chunk` accumulates one 16-byte chunk of a and b into
+ * acc; the horizontal sum of acc is stored as `pre`, sum, `post` (both empty: the sum itself).
+ */
+function batchKernel(chunk: number[], pre: number[] = [], post: number[] = []): number[] {
+  const addrOfC = [
+    ...op.get(P.ids), ...op.get(P.i), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.i32Load,
+    ...op.get(P.stride), ...op.i32Mul, ...op.get(P.base), ...op.i32Add, ...op.set(P.c),
+  ];
+  // First touch one byte per cache line of every code of the batch: the loads have no
+  // dependency on one another, so the CPU fetches the lines in parallel (graph traversal is
+  // bound by these misses) before the arithmetic needs them.
+  const touch = [
+    ...op.block,
+    ...op.loop,
+    ...op.get(P.i), ...op.get(P.n), ...op.i32GeU, ...op.brIf(1),
+    ...addrOfC,
+    ...op.i32Const(0), ...op.set(P.j),
+    ...op.loop,
+    ...op.get(P.c), ...op.get(P.j), ...op.i32Add, ...op.i32Load8U, ...op.drop,
+    ...op.get(P.j), ...op.i32Const64, ...op.i32Add, ...op.tee(P.j), ...op.get(P.len), ...op.i32LtU, ...op.brIf(0),
+    ...op.end,
+    ...op.get(P.i), ...op.i32Const(1), ...op.i32Add, ...op.set(P.i),
+    ...op.br(0),
+    ...op.end,
+    ...op.end,
+    ...op.i32Const(0), ...op.set(P.i),
+  ];
   const body = [
+    ...touch,
     ...op.block,
     ...op.loop,
     ...op.get(P.i), ...op.get(P.n), ...op.i32GeU, ...op.brIf(1),
     // c = base + ids[i] * stride
-    ...op.get(P.ids), ...op.get(P.i), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.i32Load,
-    ...op.get(P.stride), ...op.i32Mul, ...op.get(P.base), ...op.i32Add, ...op.set(P.c),
+    ...addrOfC,
     ...op.v128Zero, ...op.set(P.acc),
     ...op.i32Const(0), ...op.set(P.j),
     ...op.loop,
     ...op.get(P.q), ...op.get(P.j), ...op.i32Add, ...op.v128Load, ...op.set(P.a),
     ...op.get(P.c), ...op.get(P.j), ...op.i32Add, ...op.v128Load, ...op.set(P.b),
     ...chunk,
-    ...op.get(P.j), ...op.i32Const(16), ...op.i32Add, ...op.tee(P.j), ...op.get(P.stride), ...op.i32LtU, ...op.brIf(0),
+    ...op.get(P.j), ...op.i32Const(16), ...op.i32Add, ...op.tee(P.j), ...op.get(P.len), ...op.i32LtU, ...op.brIf(0),
     ...op.end,
-    // out[i] = horizontal sum of acc
+    // out[i] = pre, horizontal sum of acc, post
     ...op.get(P.out), ...op.get(P.i), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add,
+    ...pre,
     ...op.get(P.acc), ...op.i32x4ExtractLane(0),
     ...op.get(P.acc), ...op.i32x4ExtractLane(1), ...op.i32Add,
     ...op.get(P.acc), ...op.i32x4ExtractLane(2), ...op.i32Add,
     ...op.get(P.acc), ...op.i32x4ExtractLane(3), ...op.i32Add,
+    ...post,
     ...op.i32Store,
     ...op.get(P.i), ...op.i32Const(1), ...op.i32Add, ...op.set(P.i),
     ...op.br(0),
@@ -136,11 +173,23 @@ const l2Chunk = [
   ...op.tee(P.d), ...op.get(P.d), ...op.i32x4DotI16x8S, ...accumulate,
 ];
 
-/** Dot product of int8 codes. */
+/**
+ * Dot product of int8 codes: codes are clamped to [-127, 127], so a product fits in i16 and so
+ * does the sum of two (2 * 127² = 32,258 <= 32,767): two multiplies, one add, one widening.
+ */
 const dotChunk = [
-  ...op.get(P.a), ...op.i16x8ExtendLowI8x16S, ...op.get(P.b), ...op.i16x8ExtendLowI8x16S, ...op.i32x4DotI16x8S, ...accumulate,
-  ...op.get(P.a), ...op.i16x8ExtendHighI8x16S, ...op.get(P.b), ...op.i16x8ExtendHighI8x16S, ...op.i32x4DotI16x8S, ...accumulate,
+  ...op.get(P.a), ...op.get(P.b), ...op.i16x8ExtmulLowI8x16S,
+  ...op.get(P.a), ...op.get(P.b), ...op.i16x8ExtmulHighI8x16S,
+  ...op.i16x8Add, ...op.i32x4ExtaddPairwiseI16x8S, ...accumulate,
 ];
+
+/**
+ * Squared euclidean distance of int8 codes from their dot product and their squared norms (an
+ * i32 stored right after each code, at offset len): |a|² + |b|² - 2 a.b, exact in integers.
+ */
+const normOf = (ptr: number) => [...op.get(ptr), ...op.get(P.len), ...op.i32Add, ...op.i32Load];
+const l2NormPre = [...normOf(P.q), ...normOf(P.c), ...op.i32Add];
+const l2NormPost = [...op.i32Const(1), ...op.i32Shl, ...op.i32Sub];
 
 /** Hamming distance between bit codes. */
 const hammingChunk = [
@@ -150,11 +199,16 @@ const hammingChunk = [
 
 /**
  * gather(l0, l0n, levels, visited, M0, node, epoch, ids) -> n: copy the layer-0 neighbours of
- * `node` that this search has not visited and that are present into `ids`, marking them visited.
+ * `node` that this search has not visited and that are present into `ids`, marking them visited
+ * (visited marks are one byte per slot). `checkLevels` false: every linked node is present
+ * (no removal since the last sweep), so the levels are not read.
  */
-function gatherKernel(): number[] {
+function gatherKernel(checkLevels: boolean): number[] {
   const G = { l0: 0, l0n: 1, lev: 2, vis: 3, m0: 4, node: 5, epoch: 6, ids: 7, p: 8, end: 9, nb: 10, n: 11 };
-  const visAddr = [...op.get(G.vis), ...op.get(G.nb), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add];
+  const visAddr = [...op.get(G.vis), ...op.get(G.nb), ...op.i32Add];
+  const present = checkLevels
+    ? [...op.get(G.lev), ...op.get(G.nb), ...op.i32Add, ...op.i32Load8S, ...op.i32MinusOne, ...op.i32Ne, ...op.i32And]
+    : [];
   const body = [
     ...op.get(G.l0), ...op.get(G.node), ...op.get(G.m0), ...op.i32Mul, ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.set(G.p),
     ...op.get(G.p), ...op.get(G.l0n), ...op.get(G.node), ...op.i32Add, ...op.i32Load8U, ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.set(G.end),
@@ -162,11 +216,10 @@ function gatherKernel(): number[] {
     ...op.loop,
     ...op.get(G.p), ...op.get(G.end), ...op.i32GeU, ...op.brIf(1),
     ...op.get(G.p), ...op.i32Load, ...op.set(G.nb),
-    ...visAddr, ...op.i32Load, ...op.get(G.epoch), ...op.i32Ne,
-    ...op.get(G.lev), ...op.get(G.nb), ...op.i32Add, ...op.i32Load8S, ...op.i32MinusOne, ...op.i32Ne,
-    ...op.i32And,
+    ...visAddr, ...op.i32Load8U, ...op.get(G.epoch), ...op.i32Ne,
+    ...present,
     ...op.if,
-    ...visAddr, ...op.get(G.epoch), ...op.i32Store,
+    ...visAddr, ...op.get(G.epoch), ...op.i32Store8,
     ...op.get(G.ids), ...op.get(G.n), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.get(G.nb), ...op.i32Store,
     ...op.get(G.n), ...op.i32Const(1), ...op.i32Add, ...op.set(G.n),
     ...op.end,
@@ -182,23 +235,29 @@ function gatherKernel(): number[] {
 }
 
 function assemble(): Uint8Array {
-  const kernels = [
-    ['l2i8', l2Chunk],
-    ['doti8', dotChunk],
-    ['hamming', hammingChunk],
-  ] as const;
+  const kernels: Array<[string, number[]]> = [
+    ['l2i8', batchKernel(l2Chunk)],
+    ['doti8', batchKernel(dotChunk)],
+    ['hamming', batchKernel(hammingChunk)],
+    ['l2i8n', batchKernel(dotChunk, l2NormPre, l2NormPost)],
+  ];
+  const gathers: Array<[string, number[]]> = [
+    ['gather', gatherKernel(true)],
+    ['gatherAll', gatherKernel(false)],
+  ];
   const type = section(1, vec([
-    [0x60, ...vec(new Array(6).fill([I32])), 0],
+    [0x60, ...vec(new Array(7).fill([I32])), 0],
     [0x60, ...vec(new Array(8).fill([I32])), 1, I32],
   ]));
   const imports = section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x00, 1]]));
-  const funcs = section(3, vec([...kernels.map(() => [0]), [1]]));
-  const exports = section(7, vec([...kernels.map(([name], i) => [...str(name), 0x00, i]), [...str('gather'), 0x00, kernels.length]]));
-  const code = section(10, [...uleb(kernels.length + 1), ...kernels.flatMap(([, chunk]) => batchKernel([...chunk])), ...gatherKernel()]);
+  const all = [...kernels, ...gathers];
+  const funcs = section(3, vec([...kernels.map(() => [0]), ...gathers.map(() => [1])]));
+  const exports = section(7, vec(all.map(([name], i) => [...str(name), 0x00, i])));
+  const code = section(10, [...uleb(all.length), ...all.flatMap(([, body]) => body)]);
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...imports, ...funcs, ...exports, ...code]);
 }
 
-type BatchFn = (q: number, base: number, stride: number, ids: number, n: number, out: number) => void;
+type BatchFn = (q: number, base: number, stride: number, ids: number, n: number, out: number, len: number) => void;
 
 // The TS lib set of this project (ES2023, no DOM) has no WebAssembly declarations: name the few parts used.
 interface WasmMemory {
@@ -236,7 +295,7 @@ function layoutFor(cap: number, stride: number, M0: number): Layout {
   const l0n = l0 + cap * M0 * 4;
   const levels = l0n + cap;
   const visited = Math.ceil((levels + cap) / 16) * 16;
-  return { cap, l0, l0n, levels, visited, end: visited + cap * 4 };
+  return { cap, l0, l0n, levels, visited, end: visited + cap };
 }
 
 /** One linear memory holding codes and layer-0 graph, with the kernels bound to it. */
@@ -245,11 +304,16 @@ export class Kernels {
   readonly l2i8: BatchFn;
   readonly doti8: BatchFn;
   readonly hamming: BatchFn;
+  /** l2i8 from dot products and the squared norm stored after each code (see `l2NormPre`). */
+  readonly l2i8n: BatchFn;
   readonly gather: GatherFn;
+  readonly gatherAll: GatherFn;
   layout: Layout;
   bytes!: Uint8Array;
   ids!: Uint32Array;
   out!: Int32Array;
+  /** The whole memory as i32 (index = byte offset / 4). */
+  i32!: Int32Array;
 
   constructor(
     readonly stride: number,
@@ -263,7 +327,9 @@ export class Kernels {
     this.l2i8 = ex.l2i8 as BatchFn;
     this.doti8 = ex.doti8 as BatchFn;
     this.hamming = ex.hamming as BatchFn;
+    this.l2i8n = ex.l2i8n as BatchFn;
     this.gather = ex.gather as GatherFn;
+    this.gatherAll = ex.gatherAll as GatherFn;
     this.refreshViews();
   }
 
@@ -272,6 +338,7 @@ export class Kernels {
     this.bytes = new Uint8Array(buf);
     this.ids = new Uint32Array(buf, IDS_PTR, BATCH);
     this.out = new Int32Array(buf, OUT_PTR, BATCH);
+    this.i32 = new Int32Array(buf);
   }
 
   /**

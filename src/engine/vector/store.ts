@@ -266,6 +266,7 @@ export class VectorStore {
   private encodeQuery(query: Float32Array): void {
     const bytes = this.graph.kernels.bytes;
     this.quantizer.encode(query, bytes, QUERY_PTR);
+    this.graph.coded(QUERY_PTR);
   }
 
   /** Keep the best distance per document. */
@@ -374,6 +375,7 @@ export class VectorStore {
       for (const slot of slots) {
         const p = this.graph.kernels.codePtr(slot);
         this.quantizer.encode(this.exact(slot), bytes(), p);
+        this.graph.coded(p);
         this.codes.putSync(slot, Buffer.from(bytes().subarray(p, p + this.quantizer.stride)));
         this.graph.insert(slot);
         this.meta.removeSync(PENDING + slot);
@@ -467,7 +469,9 @@ export class VectorStore {
     }
     const stride = this.quantizer.stride;
     for (const { key, value } of this.codes.getRange()) {
-      graph.kernels.bytes.set(value.subarray(0, stride), graph.kernels.codePtr(key));
+      const p = graph.kernels.codePtr(key);
+      graph.kernels.bytes.set(value.subarray(0, stride), p);
+      graph.coded(p);
       graph.place(key, graph.levelFor(key));
     }
     const orphans = new Set<number>();
