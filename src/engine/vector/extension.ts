@@ -38,6 +38,8 @@ export interface VectorHit {
 export interface VectorStoreLike {
   upsert(docid: number, vectors: Float32Array[]): void;
   delete(docid: number): void;
+  /** Run a series of `upsert`/`delete` calls as one update (optional: stores may index each call at once). */
+  batch?(fn: () => void): void;
   get(docid: number): Float32Array[] | undefined;
   search(query: Float32Array, k: number, filter?: Bitmap): VectorHit[] | Promise<VectorHit[]>;
   clear(): void;
@@ -274,22 +276,26 @@ export class VectorsExtension implements IndexExtension {
       meta.fingerprint = fingerprint(config);
       const vectorStore = this.storeFor(store, name, meta);
       const plans = prepared.plans.get(name);
-      for (const change of changes) {
-        const key = stateKey(name, change.docid);
-        const previous = state.docs.get(key);
-        const plan: Plan | undefined = change.after ? plans?.get(change.docid) : { kind: 'remove', state: { hash: null, regenerate: true, count: 0 } };
-        if (!plan || plan.kind === 'keep') continue;
-        if (previous) {
-          meta.vectors -= previous.count;
-          if (previous.count > 0) meta.documents -= 1;
+      const writeAll = () => {
+        for (const change of changes) {
+          const key = stateKey(name, change.docid);
+          const previous = state.docs.get(key);
+          const plan: Plan | undefined = change.after ? plans?.get(change.docid) : { kind: 'remove', state: { hash: null, regenerate: true, count: 0 } };
+          if (!plan || plan.kind === 'keep') continue;
+          if (previous) {
+            meta.vectors -= previous.count;
+            if (previous.count > 0) meta.documents -= 1;
+          }
+          if (plan.kind === 'set' && plan.vectors.length > 0) vectorStore.upsert(change.docid, plan.vectors);
+          else if (previous && previous.count > 0) vectorStore.delete(change.docid);
+          if (change.after) state.docs.putSync(key, plan.state);
+          else if (previous) state.docs.removeSync(key);
+          meta.vectors += plan.state.count;
+          if (plan.state.count > 0) meta.documents += 1;
         }
-        if (plan.kind === 'set' && plan.vectors.length > 0) vectorStore.upsert(change.docid, plan.vectors);
-        else if (previous && previous.count > 0) vectorStore.delete(change.docid);
-        if (change.after) state.docs.putSync(key, plan.state);
-        else if (previous) state.docs.removeSync(key);
-        meta.vectors += plan.state.count;
-        if (plan.state.count > 0) meta.documents += 1;
-      }
+      };
+      if (vectorStore.batch) vectorStore.batch(writeAll);
+      else writeAll();
       state.meta.putSync(name, meta);
     }
     this.writeStats(store);

@@ -101,6 +101,10 @@ export class VectorStore {
   private doomed: number[] = [];
   /** The databases hold vectors of another configuration (see `reload`). */
   private stale = false;
+  /** Inside `batch`: the merge check and the generation token wait for its end. */
+  private batching = false;
+  /** Pending slots added in the current batch, with their vectors (their pending keys are written at its end, if they stay pending). */
+  private fresh = new Map<number, Float32Array>();
   private readonly scratch: Float32Array;
   private readonly scratchBytes: Uint8Array;
 
@@ -144,10 +148,42 @@ export class VectorStore {
     return (this.docSlots.get(docid) ?? []).map((slot) => this.exact(slot));
   }
 
-  /** Replace the vectors of `docid` (none removes it). Call inside `store.write`. */
-  upsert(docid: number, vectors: Float32Array[]): void {
+  /**
+   * Run `fn`, a series of `upsert` and `delete` calls, as one update (call inside
+   * `store.write`): the new vectors are merged into the graph once at the end, when they reach
+   * the threshold, rather than as each one arrives; the vectors in hand are coded without being
+   * read back, and those merged get no pending key.
+   */
+  batch(fn: () => void): void {
+    if (this.batching) return fn();
     this.sync();
     this.dropStale();
+    this.batching = true;
+    try {
+      fn();
+      this.batching = false;
+      if (this.pending.size >= mergeThreshold(this.graph.size)) this.merge();
+      for (const slot of this.fresh.keys()) this.meta.putSync(PENDING + slot, true);
+      this.fresh.clear();
+      this.commitRam();
+    } catch (error) {
+      // RAM no longer matches what the transaction holds: reload on next use (and leave the
+      // new vectors pending, should the caller commit what was written).
+      this.batching = false;
+      try {
+        for (const slot of this.fresh.keys()) this.meta.putSync(PENDING + slot, true);
+      } catch {
+        // the transaction is failing anyway
+      }
+      this.fresh.clear();
+      this.gen = -3;
+      throw error;
+    }
+  }
+
+  /** Replace the vectors of `docid` (none removes it). Call inside `store.write`. */
+  upsert(docid: number, vectors: Float32Array[]): void {
+    if (!this.batching) return this.batch(() => this.upsert(docid, vectors));
     for (const v of vectors) this.checkDimensions(v);
     const old = this.docSlots.get(docid);
     if (old && this.sameVectors(old, vectors)) return;
@@ -156,7 +192,7 @@ export class VectorStore {
     for (const v of vectors) {
       const slot = this.allocate();
       this.vec.putSync(slot, this.encodeExact(v));
-      this.meta.putSync(PENDING + slot, true);
+      this.fresh.set(slot, v);
       this.pending.add(slot);
       slots.push(slot);
     }
@@ -166,22 +202,19 @@ export class VectorStore {
       this.docBitmap.add(docid);
     }
     this.state.vectors += slots.length;
-    if (this.pending.size >= mergeThreshold(this.graph.size)) this.merge();
-    this.commitRam();
   }
 
   /** Remove every vector of `docid`. Call inside `store.write`. */
   delete(docid: number): void {
-    this.sync();
-    this.dropStale();
+    if (!this.batching) return this.batch(() => this.delete(docid));
     const old = this.docSlots.get(docid);
     if (!old) return;
     this.removeSlots(docid, old);
-    this.commitRam();
   }
 
   /** Link every pending vector into the graph now (otherwise done at a threshold). */
   flush(): void {
+    if (this.batching) return this.merge();
     this.sync();
     this.dropStale();
     this.merge();
@@ -347,7 +380,7 @@ export class VectorStore {
       this.vec.removeSync(slot);
       if (this.pending.has(slot)) {
         this.pending.remove(slot);
-        this.meta.removeSync(PENDING + slot);
+        if (!this.fresh.delete(slot)) this.meta.removeSync(PENDING + slot);
         this.free.push(slot);
       } else {
         this.codes.removeSync(slot);
@@ -366,21 +399,23 @@ export class VectorStore {
     this.settle();
     const slots = this.pending.slots().sort((a, b) => a - b);
     if (slots.length > 0) {
+      const vector = (slot: number) => this.fresh.get(slot) ?? this.exact(slot);
       if (this.state.scale === null) {
-        const sample = slots.slice(0, 2000).map((s) => this.exact(s));
+        const sample = slots.slice(0, 2000).map(vector);
         this.state.scale = this.bits ? 1 : int8Scale(sample, this.distance);
         this.quantizer.scale = this.state.scale;
       }
       const bytes = () => this.graph.kernels.bytes;
       for (const slot of slots) {
         const p = this.graph.kernels.codePtr(slot);
-        this.quantizer.encode(this.exact(slot), bytes(), p);
+        this.quantizer.encode(vector(slot), bytes(), p);
         this.graph.coded(p);
         this.codes.putSync(slot, Buffer.from(bytes().subarray(p, p + this.quantizer.stride)));
         this.graph.insert(slot);
-        this.meta.removeSync(PENDING + slot);
+        if (!this.fresh.has(slot)) this.meta.removeSync(PENDING + slot);
       }
       this.pending.clear();
+      this.fresh.clear();
     }
     this.graph.consolidate();
     this.free.push(...this.limbo);
@@ -493,6 +528,7 @@ export class VectorStore {
       const slot = Number((key as string).slice(PENDING.length));
       this.pending.add(slot);
     }
+    this.fresh.clear();
     this.free = [];
     for (let s = state.nextSlot - 1; s >= 0; s--) if (!used[s]) this.free.push(s);
     this.limbo = [];
