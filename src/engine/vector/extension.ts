@@ -158,6 +158,9 @@ export class VectorsExtension implements IndexExtension {
       pending.set(name, []);
     }
     const quantizing = new Map(names.map((n) => [n, this.quantizationSource(store, n, settings.embedders[n]!)]));
+    // per embedder, not per document: the configuration's fingerprint and provider
+    const fingerprints = new Map(names.map((n) => [n, fingerprint(settings.embedders[n]!)]));
+    const embedders = new Map(names.map((n) => [n, embedderFor(settings.embedders[n]!)]));
 
     for (const change of changes) {
       const doc = change.after;
@@ -166,13 +169,14 @@ export class VectorsExtension implements IndexExtension {
       const provided = parseDocumentVectors(doc._vectors, id, (n) => dims.get(n), names);
       for (const name of names) {
         const config = settings.embedders[name]!;
-        const embedder = embedderFor(config);
+        const embedder = embedders.get(name)!;
+        const fp = fingerprints.get(name)!;
         const given = provided.get(name);
         const plans = prepared.plans.get(name)!;
         const previous = state.docs.get(stateKey(name, change.docid));
         if (given && !given.regenerate) {
           const vectors = given.embeddings ?? [];
-          const hash = vectorsHash(vectors, config);
+          const hash = vectorsHash(vectors, fp);
           // the same user vectors again (e.g. a re-index): no graph churn
           if (previous && !previous.regenerate && previous.hash === hash) plans.set(change.docid, { kind: 'keep' });
           else plans.set(change.docid, { kind: 'set', vectors, state: { hash, regenerate: false, count: vectors.length } });
@@ -190,7 +194,7 @@ export class VectorsExtension implements IndexExtension {
         } catch (error) {
           throw embeddingError(name, [id], new Error(`could not render the document template: ${(error as Error).message}`));
         }
-        const hash = contentHash(text, config);
+        const hash = contentHash(text, fp);
         if (given?.embeddings && freshlyProvided(change, name, store)) {
           plans.set(change.docid, { kind: 'set', vectors: given.embeddings, state: { hash, regenerate: true, count: given.embeddings.length } });
           continue;
@@ -201,7 +205,7 @@ export class VectorsExtension implements IndexExtension {
         }
         // turning binary quantization on: the float vectors already stored are quantized, not re-embedded
         const source = quantizing.get(name);
-        const stored = source && previous?.regenerate && previous.hash === contentHash(text, source.before) ? source.store.get(change.docid) : undefined;
+        const stored = source && previous?.regenerate && previous.hash === contentHash(text, fingerprint(source.before)) ? source.store.get(change.docid) : undefined;
         if (stored && stored.length) {
           plans.set(change.docid, { kind: 'set', vectors: stored, state: { hash, regenerate: true, count: stored.length } });
           continue;
@@ -399,8 +403,9 @@ function usesSearchable(config: EmbedderSettings): boolean {
   return template !== undefined && template.includes('is_searchable');
 }
 
-function vectorsHash(vectors: Float32Array[], config: EmbedderSettings): string {
-  const hash = createHash('sha1').update(fingerprint(config)).update('\0');
+/** `fp`: the embedder configuration's `fingerprint`. */
+function vectorsHash(vectors: Float32Array[], fp: string): string {
+  const hash = createHash('sha1').update(fp).update('\0');
   for (const v of vectors) hash.update(Buffer.from(v.buffer, v.byteOffset, v.byteLength)).update('\0');
   return hash.digest('base64');
 }
@@ -416,8 +421,9 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function contentHash(text: string, config: EmbedderSettings): string {
-  return createHash('sha1').update(fingerprint(config)).update('\0').update(text).digest('base64');
+/** `fp`: the embedder configuration's `fingerprint`. */
+function contentHash(text: string, fp: string): string {
+  return createHash('sha1').update(fp).update('\0').update(text).digest('base64');
 }
 
 function firstLength(plans: Map<number, Plan>): number | undefined {
