@@ -66,6 +66,8 @@ const op = {
   i32Store8: [0x3a, 0, 0],
   drop: [0x1a],
   i32Const64: [0x41, 0xc0, 0x00],
+  i32Const256: [0x41, 0x80, 0x02],
+  i32GtU: [0x4b],
   i32Sub: [0x6b],
   i32Ne: [0x47],
   i32And: [0x71],
@@ -111,9 +113,11 @@ function batchKernel(chunk: number[], pre: number[] = [], post: number[] = []): 
   ];
   // First touch one byte per cache line of every code of the batch: the loads have no
   // dependency on one another, so the CPU fetches the lines in parallel (graph traversal is
-  // bound by these misses) before the arithmetic needs them.
+  // bound by these misses) before the arithmetic needs them. Only for small batches (a
+  // neighbour list): the lines of a long scan would leave the cache before they are used.
   const touch = [
     ...op.block,
+    ...op.get(P.n), ...op.i32Const256, ...op.i32GtU, ...op.brIf(0),
     ...op.loop,
     ...op.get(P.i), ...op.get(P.n), ...op.i32GeU, ...op.brIf(1),
     ...addrOfC,
