@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
+import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.js';
 import { SearchError } from './errors.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
@@ -48,7 +49,7 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
 
 export interface EngineOptions {
   dbPath: string;
-  /** Upper bound of the payload bytes one batch may gather (default 512 MiB). */
+  /** Memory the indexer may use for one batch, which bounds the payload a batch gathers (see tasks/batch-budget.ts). */
   maxIndexingMemory?: number;
   logLevel?: LogLevel;
   logger?: (level: string, message: string) => void;
@@ -91,7 +92,7 @@ export class Engine {
       taskStore: this.tasks,
       registry: this.indexes,
       updateFilePath: (name) => join(this.paths.updateFiles, name),
-      maxBatchPayloadBytes: options.maxIndexingMemory ?? 512 * 1024 * 1024,
+      maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
       log: (level, message) => this.log(level, message),
     });
     this.scheduler.recover();

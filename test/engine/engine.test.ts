@@ -62,6 +62,27 @@ describe('engine: indexes, documents and tasks', () => {
     expect(engine.indexStats('x').numberOfDocuments).toBe(2);
   });
 
+  test('consecutive payloads are batched within the indexing memory budget', async () => {
+    const payload = (from: number) => Array.from({ length: 2000 }, (_, i) => ({ id: from + i, text: 'x'.repeat(250) })); // ~0.55 MB each
+    const run = async (maxIndexingMemory: number) => {
+      const t = await tempEngine({ autoProcess: false, maxIndexingMemory });
+      try {
+        const tasks = [];
+        for (let p = 0; p < 4; p++) tasks.push(await t.engine.addDocuments('x', payload(p * 2000)));
+        t.engine.scheduler.start();
+        for (const task of tasks) expect((await t.engine.waitForTask(task.taskUid)).status).toBe('succeeded');
+        expect(t.engine.indexStats('x').numberOfDocuments).toBe(8000);
+        return new Set(tasks.map((task) => t.engine.getTask(task.taskUid).batchUid)).size;
+      } finally {
+        await t.cleanup();
+      }
+    };
+    // 16 MiB of indexing memory gathers 1 MiB of payload: one ~0.55 MB payload per batch.
+    expect(await run(16 * 1024 * 1024)).toBe(4);
+    // 64 MiB gathers 4 MiB: the four payloads in one batch.
+    expect(await run(64 * 1024 * 1024)).toBe(1);
+  });
+
   test('tasks survive a restart and are processed after it', async () => {
     const t = await tempEngine({ autoProcess: false });
     const { engine, dbPath } = t;

@@ -8,6 +8,7 @@
  * `lastTaskUid` in the index store), so every acknowledged task completes exactly once.
  */
 import { EventEmitter } from 'node:events';
+import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
 import type { IndexRegistry } from '../index/registry.js';
 import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
@@ -135,7 +136,7 @@ export class Scheduler extends EventEmitter {
     while (!this.stopping) {
       let planned: PlannedBatch | null;
       try {
-        planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, sizeOfTask);
+        planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, (task) => payloadSize(task, this.options.updateFilePath));
         if (planned && this.gate) planned = this.gate(planned);
       } catch (error) {
         this.options.log('error', `could not plan the next batch: ${(error as Error).message}`);
@@ -287,7 +288,13 @@ export class Scheduler extends EventEmitter {
   }
 }
 
-function sizeOfTask(task: TaskRecord): number {
-  // Update files are roughly proportional to their document count; a cheap, stable estimate.
-  return task.payload.kind === 'documents' ? Math.max(1, task.payload.count) * 1024 : 1;
+/** Bytes of a document task's update file; 1 for tasks without a payload. */
+function payloadSize(task: TaskRecord, updateFilePath: (name: string) => string): number {
+  if (task.payload.kind !== 'documents') return 1;
+  try {
+    return Math.max(1, statSync(updateFilePath(task.payload.updateFile)).size);
+  } catch {
+    // A missing update file fails the task when processed; count it by its documents.
+    return Math.max(1, task.payload.count) * 1024;
+  }
 }

@@ -286,7 +286,8 @@ export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
   }
   if (containers > 0) size += card > ARRAY_CONTAINER_MAX ? 8192 : 2 * card;
   size += 8 * containers;
-  const out = Buffer.alloc(size);
+  // Not zero-filled: every byte is written below (bitmap containers are cleared first).
+  const out = Buffer.allocUnsafe(size);
   out.writeUInt32LE(SERIAL_COOKIE_NO_RUNCONTAINER, 0);
   out.writeUInt32LE(containers, 4);
   let header = 8;
@@ -303,6 +304,7 @@ export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
     out.writeUInt32LE(data, offsets);
     offsets += 4;
     if (c > ARRAY_CONTAINER_MAX) {
+      out.fill(0, data, data + 8192);
       for (let k = i; k < j; k++) {
         const low = ids[k]! & 0xffff;
         out[data + (low >>> 3)]! |= 1 << (low & 7);

@@ -1,0 +1,144 @@
+/**
+ * Keyword indexing at 200,000 documents: peak RSS of the whole engine (task queue, update files,
+ * batches, LMDB) against the issue's 500 MB budget, beside MiniSearch indexing the same documents
+ * in the same run (in memory, its peak RSS is its own process's).
+ *
+ * No real 200k-document text corpus is at hand, so the documents are built from real data: the
+ * 36,273 movies repeated with fresh ids (title, cast, genres, extract), each given three GloVe
+ * vocabulary words (`../shared/data/glove-100/words.txt`, 200,000 distinct English tokens) as a
+ * `keywords` field, so that the vocabulary grows as a larger corpus's would (about 250k words).
+ * The parent writes them as ten NDJSON payloads of 20,000 documents; the engine child sends each
+ * payload as a client would (`addDocuments` with the raw NDJSON), waits for every task, then runs
+ * the keyword query set; MiniSearch parses the same files.
+ *
+ *   npm run build && node bench/keyword-200k.bench.js
+ *   BENCH_DOCS=100000 node bench/keyword-200k.bench.js
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DIST = process.env.BENCH_DIST ?? '../dist';
+const TOTAL = Number(process.env.BENCH_DOCS ?? 200_000);
+const PER_PAYLOAD = 20_000;
+const FIELDS = ['title', 'cast', 'genres', 'extract', 'keywords'];
+const BUDGET_MIB = 500;
+
+function writePayloads(dir) {
+  const movies = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8'));
+  const vocabulary = readFileSync('../shared/data/glove-100/words.txt', 'utf8').split('\n').filter((w) => /\p{L}/u.test(w));
+  let lines = [];
+  let file = 0;
+  for (let i = 0; i < TOTAL; i++) {
+    const m = movies[i % movies.length];
+    const keywords = [0, 1, 2].map((k) => vocabulary[(i * 3 + k) % vocabulary.length]);
+    lines.push(JSON.stringify({ title: m.title, year: m.year, cast: m.cast, genres: m.genres, extract: m.extract, keywords, id: i + 1 }));
+    if (lines.length === PER_PAYLOAD || i === TOTAL - 1) {
+      writeFileSync(join(dir, `payload-${String(file++).padStart(3, '0')}.ndjson`), lines.join('\n') + '\n');
+      lines = [];
+    }
+  }
+}
+
+const payloadFiles = (dir) => readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort().map((f) => join(dir, f));
+
+/** Queries with one typo in most, as in keyword.bench.js, from the movie titles. */
+function queries(dir) {
+  const out = [];
+  for (const line of readFileSync(payloadFiles(dir)[0], 'utf8').split('\n').slice(0, 300)) {
+    if (!line) continue;
+    const words = String(JSON.parse(line).title).toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);
+    if (words.length === 0) continue;
+    const q = words.slice(0, 2);
+    if (q[0].length >= 5) q[0] = q[0].slice(0, 2) + q[0][3] + q[0][2] + q[0].slice(4);
+    out.push(q.join(' '));
+  }
+  return out;
+}
+
+const peers = {
+  async engine(dir) {
+    const { Engine } = await import(`${DIST}/src/index.js`);
+    const db = mkdtempSync(join(tmpdir(), 'bench-200k-db-'));
+    const engine = await Engine.open({ dbPath: db, logLevel: 'off' });
+    await engine.waitForTask((await engine.updateSettings('docs', { searchableAttributes: FIELDS })).taskUid);
+    const start = performance.now();
+    const tasks = [];
+    for (const file of payloadFiles(dir)) tasks.push(await engine.addDocuments('docs', { format: 'ndjson', data: readFileSync(file) }, { primaryKey: 'id' }));
+    for (const t of tasks) {
+      const done = await engine.waitForTask(t.taskUid, { timeoutMs: 3_600_000 });
+      if (done.status !== 'succeeded') throw new Error(JSON.stringify(done.error));
+    }
+    const ms = performance.now() - start;
+    const batches = new Set(tasks.map((t) => engine.getTask(t.taskUid).batchUid)).size;
+    return {
+      ms,
+      batches,
+      count: engine.indexStats('docs').numberOfDocuments,
+      query: async (q) => (await engine.search('docs', { q, limit: 10 })).hits.length,
+      close: async () => {
+        await engine.close();
+        rmSync(db, { recursive: true, force: true });
+      },
+    };
+  },
+  async minisearch(dir) {
+    const { default: MiniSearch } = await import('minisearch');
+    const start = performance.now();
+    const text = (doc, field) => (Array.isArray(doc[field]) ? doc[field].join(' ') : (doc[field] ?? ''));
+    const index = new MiniSearch({ fields: FIELDS, storeFields: ['title'], extractField: text });
+    let count = 0;
+    for (const file of payloadFiles(dir)) {
+      const docs = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      index.addAll(docs);
+      count += docs.length;
+    }
+    return { ms: performance.now() - start, batches: null, count, query: (q) => index.search(q, { fuzzy: 0.2, prefix: true }).slice(0, 10).length };
+  },
+};
+
+async function child(peer, dir) {
+  const p = await peers[peer](dir);
+  const qs = queries(dir);
+  for (const q of qs.slice(0, 20)) await p.query(q);
+  const times = [];
+  for (const q of qs) {
+    const s = performance.now();
+    await p.query(q);
+    times.push(performance.now() - s);
+  }
+  times.sort((a, b) => a - b);
+  const pct = (x) => times[Math.min(times.length - 1, Math.floor(x * times.length))];
+  const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+  await p.close?.();
+  process.stdout.write(JSON.stringify({ docs: p.count, batches: p.batches, docsPerSec: p.count / (p.ms / 1000), p50: pct(0.5), p99: pct(0.99), peakRssMiB }));
+}
+
+function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-200k-'));
+  try {
+    writePayloads(dir);
+    const results = {};
+    for (const peer of Object.keys(peers)) {
+      const out = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--peer', peer, dir], { encoding: 'utf8', maxBuffer: 1 << 20 });
+      if (out.status !== 0) throw new Error(`${peer} failed:\n${out.stderr}`);
+      results[peer] = JSON.parse(out.stdout);
+    }
+    const f = (n, d = 0) => n.toFixed(d);
+    const us = results.engine;
+    const them = results.minisearch;
+    console.log(`keyword indexing at ${us.docs} documents (movies repeated + GloVe keywords, ${TOTAL / PER_PAYLOAD} NDJSON payloads) (${new Date().toISOString().slice(0, 10)}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+    console.log('peer        docs/s   peak RSS MiB   p50 ms   p99 ms   batches');
+    for (const [peer, r] of Object.entries(results))
+      console.log(`${peer.padEnd(10)} ${f(r.docsPerSec).padStart(7)} ${f(r.peakRssMiB).padStart(13)} ${f(r.p50, 3).padStart(8)} ${f(r.p99, 3).padStart(8)}   ${r.batches ?? '-'}`);
+    console.log(`engine / minisearch: indexing ${f(us.docsPerSec / them.docsPerSec, 2)}x, peak RSS ${f(us.peakRssMiB / them.peakRssMiB, 2)}x; engine peak RSS ${f(us.peakRssMiB)} MiB vs budget ${BUDGET_MIB} MB (${us.peakRssMiB * 1.048576 <= BUDGET_MIB ? 'met' : 'missed'})`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const i = process.argv.indexOf('--peer');
+if (i >= 0) await child(process.argv[i + 1], process.argv[i + 2]);
+else main();
