@@ -69,19 +69,30 @@ class PostingLog {
   push(k: number, docid: number): number {
     if (this.lastDoc[k] === docid) return 0;
     this.lastDoc[k] = docid;
-    if (this.adds >= this.logKey.length) {
-      const key = new Int32Array(this.logKey.length * 2);
-      key.set(this.logKey);
-      this.logKey = key;
-      const doc = new Uint32Array(this.logDoc.length * 2);
-      doc.set(this.logDoc);
-      this.logDoc = doc;
-    }
+    if (this.adds >= this.logKey.length) this.grow();
     this.logKey[this.adds] = k;
     this.logDoc[this.adds] = docid;
     this.adds++;
     this.size++;
     return 1;
+  }
+
+  /** Adds `docid` to key `k`; the caller knows it is not there yet (no check against the last docid). */
+  append(k: number, docid: number): void {
+    if (this.adds >= this.logKey.length) this.grow();
+    this.logKey[this.adds] = k;
+    this.logDoc[this.adds] = docid;
+    this.adds++;
+    this.size++;
+  }
+
+  private grow(): void {
+    const key = new Int32Array(this.logKey.length * 2);
+    key.set(this.logKey);
+    this.logKey = key;
+    const doc = new Uint32Array(this.logDoc.length * 2);
+    doc.set(this.logDoc);
+    this.logDoc = doc;
   }
 
   del(k: number, docid: number): void {
@@ -168,6 +179,9 @@ class DeltaMap {
   push(k: number, docid: number): number {
     return this.log.push(k, docid);
   }
+  append(k: number, docid: number): void {
+    this.log.append(k, docid);
+  }
   mergeInto(db: Database<Buffer, string>): void {
     const { start, docs } = this.log.grouped();
     // Sorted keys make the B-tree writes sequential.
@@ -206,6 +220,9 @@ class PartsDelta {
   }
   push(k: number, docid: number): number {
     return this.log.push(k, docid);
+  }
+  append(k: number, docid: number): void {
+    this.log.append(k, docid);
   }
   del(k: number, docid: number): void {
     this.log.del(k, docid);
@@ -256,6 +273,9 @@ interface WordSlot {
   /** Part keys by field id and by position bucket. */
   fids: Array<number | undefined>;
   positions: Array<number | undefined>;
+  /** The last documents added to the word's plain and exact postings. */
+  plainDoc: number;
+  exactDoc: number;
   /** The document whose first position of the word is in `first`, and the field last seen in it. */
   doc: number;
   first: number;
@@ -440,7 +460,7 @@ class BatchWriter {
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, plain: null, exact: null, prefixes: null, fids: [], positions: [], doc: -1, first: 0, fid: -1, id: -1 };
+      slot = { word, plain: null, exact: null, prefixes: null, fids: [], positions: [], plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word) };
       this.slots.set(word, slot);
     }
     return slot;
@@ -478,7 +498,6 @@ class BatchWriter {
         const w = words[i]!;
         const p = positions[i]!;
         const slot = this.slotOf(w);
-        if (slot.id < 0) slot.id = this.idOf(w);
         fieldIds[i] = slot.id;
         if (slot.doc !== docid) {
           slot.doc = docid;
@@ -489,12 +508,18 @@ class BatchWriter {
           if (slot.fid === fid) continue;
           if (p < slot.first) slot.first = p;
         }
+        // The first time in this field of this document (a document's fields come one after
+        // the other): the slot's own marks stand in for the logs' last-docid checks.
         slot.fid = fid;
-        this.parts.push(this.fieldPart(slot, fid), docid);
+        this.parts.append(this.fieldPart(slot, fid), docid);
         if (exact) {
-          if (!this.exact.push((slot.exact ??= this.exact.entry(w)), docid)) continue;
+          if (slot.exactDoc === docid) continue;
+          slot.exactDoc = docid;
+          this.exact.append((slot.exact ??= this.exact.entry(w)), docid);
         } else {
-          if (!this.words.push((slot.plain ??= this.words.entry(w)), docid)) continue;
+          if (slot.plainDoc === docid) continue;
+          slot.plainDoc = docid;
+          this.words.append((slot.plain ??= this.words.entry(w)), docid);
         }
         if (this.prefixSearch) {
           if (!slot.prefixes) {
@@ -505,7 +530,7 @@ class BatchWriter {
         }
       }
     }
-    for (const slot of seen) this.parts.push(this.bucketPart(slot, positionBucket(slot.first)), docid);
+    for (const slot of seen) this.parts.append(this.bucketPart(slot, positionBucket(slot.first)), docid);
     return ids;
   }
 
