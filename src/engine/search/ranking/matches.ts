@@ -105,36 +105,43 @@ export class MatchAnalyzer {
     return m;
   }
 
-  /** Reads the stored entry in place (no decoding): [count, (fid, n, ids x n, positions x n)...]. */
+  /** An aligned copy of the entry being read, grown as needed (LMDB values are not aligned). */
+  private scratch = new Uint32Array(1024);
+
+  /** Reads the stored entry as u32s: [count, (fid, n, ids x n, positions x n)...]. */
   private compute(docid: number): DocMatches {
     const occurrences: Occurrence[][] = this.terms.map(() => []);
     const raw = this.reader.rawDoc(docid);
     if (!raw) return { occurrences };
-    const count = raw.readUInt32LE(0);
+    const words = raw.length >>> 2;
+    if (words > this.scratch.length) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
+    const e = this.scratch;
+    new Uint8Array(e.buffer, 0, raw.length).set(raw);
+    const count = e[0]!;
     const nTerms = this.terms.length;
-    let o = 4;
+    let o = 1;
     for (let f = 0; f < count; f++) {
-      const fid = raw.readUInt32LE(o);
-      const n = raw.readUInt32LE(o + 4);
-      const ids = o + 8;
-      const pos = ids + 4 * n;
-      o = pos + 4 * n;
+      const fid = e[o]!;
+      const n = e[o + 1]!;
+      const ids = o + 2;
+      const pos = ids + n;
+      o = pos + n;
       if (this.allowed && !this.allowed.has(fid)) continue;
       for (let i = 0; i < n; i++) {
-        const id = raw.readUInt32LE(ids + 4 * i);
+        const id = e[ids + i]!;
         if (!this.checkAll && this.any[id] === 0) continue;
         for (let t = 0; t < nTerms; t++) {
           let v = this.idTypos[t]![id]!;
           const open = this.openPrefix[t];
           if (v === 0 && open !== null && (this.vocabulary[id] ?? '').startsWith(open)) v = 1;
-          if (v > 0) occurrences[t]!.push({ fid, position: raw.readUInt32LE(pos + 4 * i), typos: v - 1, exact: id === this.termWordIds[t] });
+          if (v > 0) occurrences[t]!.push({ fid, position: e[pos + i]!, typos: v - 1, exact: id === this.termWordIds[t] });
           const seqs = this.sequences[t]!;
           for (let q = 0; q < seqs.length; q++) {
             const seq = seqs[q]!;
             if (seq[0] !== id) continue;
-            const p0 = raw.readUInt32LE(pos + 4 * i);
+            const p0 = e[pos + i]!;
             let ok = i + seq.length <= n;
-            for (let k = 1; k < seq.length && ok; k++) ok = raw.readUInt32LE(ids + 4 * (i + k)) === seq[k] && raw.readUInt32LE(pos + 4 * (i + k)) === p0 + k;
+            for (let k = 1; k < seq.length && ok; k++) ok = e[ids + i + k] === seq[k] && e[pos + i + k] === p0 + k;
             if (ok) occurrences[t]!.push({ fid, position: p0, typos: 0, exact: this.terms[t]!.term.kind === 'phrase' });
           }
         }
