@@ -10,8 +10,11 @@
  * its surviving neighbours plus the deleted node's neighbours, pruned by the HNSW heuristic), so
  * the graph keeps no tombstones.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { Heap } from './heap.js';
-import { BATCH, IDS_PTR, Kernels, OUT_PTR, QUERY_BYTES, QUERY_PTR } from './simd.js';
+import { HELPER_IDS_PTR, Kernels, QUERY_BYTES, QUERY_PTR, type Layout } from './simd.js';
 import type { CodeMetric } from './quantizer.js';
 
 export interface GraphParams {
@@ -20,6 +23,113 @@ export interface GraphParams {
 }
 
 const ABSENT = -1;
+
+/** Merges of fewer slots, or into smaller graphs, are linked sequentially. */
+const PARALLEL_MIN = 4096;
+/** Slots per round of a parallel merge. */
+const ROUND = 256;
+// The control block shared with the helper (i32 indexes): header, jobs, results.
+const H_SEQ = 0;
+const H_DONE = 1;
+const H_READY = 2;
+const H_QUIT = 3;
+const H_CAP = 4;
+const H_L0 = 5;
+const H_L0N = 6;
+const H_LEVELS = 7;
+const H_VISITED = 8;
+const H_VISITED2 = 9;
+const H_END = 10;
+const H_CLEAN = 11;
+const H_EF = 12;
+const H_FROM = 13;
+const H_TO = 14;
+const JOBS = 16;
+const COUNTS = JOBS + ROUND * 3;
+const IDS = COUNTS + ROUND;
+function controlSize(ef: number): number {
+  return IDS + 2 * ROUND * ef;
+}
+/** Where a control block's result distances start, for searches of beam `ef`. */
+function distsAt(ef: number): number {
+  return IDS + ROUND * ef;
+}
+const WALKER = new URL('./walker.js', import.meta.url);
+
+/** A worker thread that runs layer-0 searches on a graph's shared memory (see `insertMany`). */
+class Helper {
+  private constructor(
+    private readonly worker: Worker,
+    readonly ctrl: Int32Array,
+  ) {}
+
+  private seq = 0;
+  private alive = true;
+
+  static start(graph: Graph): Helper | null {
+    let path: string;
+    try {
+      path = fileURLToPath(WALKER);
+    } catch {
+      return null;
+    }
+    if (!existsSync(path)) return null;
+    const ctrl = new Int32Array(new SharedArrayBuffer(controlSize(graph.efConstruction) * 4));
+    const worker = new Worker(WALKER, {
+      workerData: { memory: graph.kernels.memory, ctrl: ctrl.buffer, stride: graph.stride, metric: graph.metric, M: graph.M, efConstruction: graph.efConstruction },
+    });
+    worker.unref();
+    worker.on('error', () => {});
+    if (Atomics.wait(ctrl, H_READY, 0, 10_000) === 'timed-out' && Atomics.load(ctrl, H_READY) === 0) {
+      void worker.terminate();
+      return null;
+    }
+    return new Helper(worker, ctrl);
+  }
+
+  /** Start the jobs [H_FROM, H_TO) on the helper. */
+  run(): boolean {
+    if (!this.alive) return false;
+    this.seq++;
+    Atomics.store(this.ctrl, H_SEQ, this.seq);
+    Atomics.notify(this.ctrl, H_SEQ);
+    return true;
+  }
+
+  /** Wait for the helper's jobs; false if it did not finish them (then it is abandoned). */
+  wait(): boolean {
+    for (;;) {
+      const done = Atomics.load(this.ctrl, H_DONE);
+      if (done === this.seq) return true;
+      if (Atomics.wait(this.ctrl, H_DONE, done, 30_000) === 'timed-out') {
+        this.alive = false;
+        return false;
+      }
+    }
+  }
+
+  stop(): void {
+    Atomics.store(this.ctrl, H_QUIT, 1);
+    Atomics.store(this.ctrl, H_SEQ, ++this.seq);
+    Atomics.notify(this.ctrl, H_SEQ);
+    void this.worker.terminate();
+  }
+}
+
+/** The helper thread's loop (walker.ts): run each batch of jobs the owner posts. */
+export function helperLoop(graph: Graph, ctrl: Int32Array): void {
+  Atomics.store(ctrl, H_READY, 1);
+  Atomics.notify(ctrl, H_READY);
+  let seen = 0;
+  for (;;) {
+    Atomics.wait(ctrl, H_SEQ, seen);
+    seen = Atomics.load(ctrl, H_SEQ);
+    if (Atomics.load(ctrl, H_QUIT) === 1) return;
+    graph.runJobs(ctrl, ctrl[H_FROM]!, ctrl[H_TO]!);
+    Atomics.store(ctrl, H_DONE, seen);
+    Atomics.notify(ctrl, H_DONE);
+  }
+}
 
 /** Deterministic level of a slot (so a rebuild after restart finds the same layers). */
 function levelOf(slot: number, mult: number): number {
@@ -63,10 +173,12 @@ export class Graph {
   private readonly cand = new Heap();
   private readonly res = new Heap();
 
+  /** `helper`: the shared memory of the graph a helper thread walks for its owner (see `Helper`). */
   constructor(
     readonly stride: number,
     readonly metric: CodeMetric,
     params: GraphParams,
+    helper?: Kernels['memory'],
   ) {
     this.M = params.M;
     this.M0 = params.M * 2;
@@ -75,10 +187,26 @@ export class Graph {
     // The query's norm goes after its code at QUERY_PTR: only when it fits there.
     this.withNorms = metric === 'l2' && stride + 16 <= QUERY_BYTES;
     this.arenaStride = this.withNorms ? stride + 16 : stride;
-    this.kernels = new Kernels(this.arenaStride, this.M0);
+    this.kernels = new Kernels(this.arenaStride, this.M0, helper);
     this.kernel = metric === 'l2' ? (this.withNorms ? this.kernels.l2i8n : this.kernels.l2i8) : metric === 'dot' ? this.kernels.doti8 : this.kernels.hamming;
     this.negate = metric === 'dot';
-    this.ensure(1024);
+    this.isHelper = helper !== undefined;
+    if (!helper) this.ensure(1024);
+  }
+
+  private readonly isHelper: boolean;
+  /** Rounds of `insertMany` whose searches a helper thread shared (for tests and benchmarks). */
+  helperRounds = 0;
+
+  private bind(layout: Layout): void {
+    const buf = this.kernels.bytes.buffer as ArrayBuffer;
+    const cap = layout.cap;
+    this.levels = new Int8Array(buf, layout.levels, cap);
+    this.l0 = new Uint32Array(buf, layout.l0, cap * this.M0);
+    this.l0n = new Uint8Array(buf, layout.l0n, cap);
+    this.visited = new Uint8Array(buf, this.isHelper ? layout.visited2 : layout.visited, cap);
+    this.epoch = 0;
+    this.cap = cap;
   }
 
   // --- storage ----------------------------------------------------------------------------------
@@ -86,14 +214,7 @@ export class Graph {
   ensure(slots: number): void {
     if (slots <= this.cap) return;
     const cap = Math.max(slots, Math.ceil(this.cap * 1.5), 1024);
-    const layout = this.kernels.resize(cap);
-    const buf = this.kernels.bytes.buffer as ArrayBuffer;
-    this.levels = new Int8Array(buf, layout.levels, cap);
-    this.l0 = new Uint32Array(buf, layout.l0, cap * this.M0);
-    this.l0n = new Uint8Array(buf, layout.l0n, cap);
-    this.visited = new Uint8Array(buf, layout.visited, cap);
-    this.epoch = 0;
-    this.cap = cap;
+    this.bind(this.kernels.resize(cap));
   }
 
   has(slot: number): boolean {
@@ -161,7 +282,7 @@ export class Graph {
 
   /** Distances from the code at `qPtr` to the `n` slots in the kernels' ids buffer, into `out`. */
   private score(qPtr: number, n: number): Int32Array {
-    this.kernel(qPtr, this.kernels.codePtr(0), this.arenaStride, IDS_PTR, n, OUT_PTR, this.stride);
+    this.kernel(qPtr, this.kernels.codePtr(0), this.arenaStride, this.kernels.idsPtr, n, this.kernels.outPtr, this.stride);
     const out = this.kernels.out;
     if (this.negate) for (let i = 0; i < n; i++) out[i] = -out[i]!;
     return out;
@@ -175,8 +296,8 @@ export class Graph {
   /** Distances from the code at `qPtr` to each slot of `slots` (any length). */
   scoreMany(qPtr: number, slots: ArrayLike<number>, into: Float64Array | number[]): void {
     const ids = this.kernels.ids;
-    for (let start = 0; start < slots.length; start += BATCH) {
-      const n = Math.min(BATCH, slots.length - start);
+    for (let start = 0; start < slots.length; start += this.kernels.batch) {
+      const n = Math.min(this.kernels.batch, slots.length - start);
       for (let i = 0; i < n; i++) ids[i] = slots[start + i]!;
       const out = this.score(qPtr, n);
       for (let i = 0; i < n; i++) into[start + i] = out[i]!;
@@ -227,6 +348,12 @@ export class Graph {
    * is traversed, so the walk crosses regions the filter excludes.
    */
   private searchLayer(qPtr: number, ep: number, epDist: number, ef: number, level: number, mask: Uint8Array | null): Scored {
+    this.walk(qPtr, ep, epDist, ef, level, mask);
+    return this.drainClosestFirst();
+  }
+
+  /** `searchLayer` leaving the results in the result heap. */
+  private walk(qPtr: number, ep: number, epDist: number, ef: number, level: number, mask: Uint8Array | null): void {
     const epoch = this.nextEpoch();
     const visited = this.visited;
     const cand = this.cand;
@@ -247,7 +374,7 @@ export class Graph {
       const c = cand.pop();
       let n = 0;
       if (level === 0) {
-        n = gather(lay.l0, lay.l0n, lay.levels, lay.visited, M0, c, epoch, IDS_PTR);
+        n = gather(lay.l0, lay.l0n, lay.levels, this.isHelper ? lay.visited2 : lay.visited, M0, c, epoch, this.kernels.idsPtr);
       } else {
         const list = this.links(c, level);
         for (let i = 0; i < list.length; i++) {
@@ -272,7 +399,6 @@ export class Graph {
         }
       }
     }
-    return this.drainClosestFirst();
   }
 
   /** Empty the result heap (farthest on top, keyed by negated distance) into closest-first arrays. */
@@ -300,8 +426,8 @@ export class Graph {
     const res = this.res;
     res.clear();
     const ids = this.kernels.ids;
-    for (let start = 0; start < slots.length; start += BATCH) {
-      const n = Math.min(BATCH, slots.length - start);
+    for (let start = 0; start < slots.length; start += this.kernels.batch) {
+      const n = Math.min(this.kernels.batch, slots.length - start);
       for (let i = 0; i < n; i++) ids[i] = slots[start + i]!;
       const out = this.score(QUERY_PTR, n);
       for (let i = 0; i < n; i++) {
@@ -410,6 +536,164 @@ export class Graph {
     if (level > this.maxLevel) {
       this.entry = slot;
       this.maxLevel = level;
+    }
+  }
+
+  // --- bulk insertion with a helper thread --------------------------------------------------------
+
+  /**
+   * Link many slots (codes already in the arena), in this order. Large merges run in rounds of
+   * ROUND slots: the layer-0 searches of a round's nodes run on the graph as it stands before
+   * the round, half of them on a helper thread sharing the memory (read only), half here; then
+   * this thread links the round's nodes one by one, each also offered the nodes of its round
+   * linked before it (which its search could not see), so the result is the sequential
+   * algorithm's up to that visibility. Nodes with upper layers are inserted sequentially. All
+   * writes happen on this thread; without a helper (no worker script next to this module, as
+   * under the TypeScript test runner) every slot is inserted sequentially.
+   */
+  insertMany(slots: readonly number[]): void {
+    let i = 0;
+    const n = slots.length;
+    if (n < PARALLEL_MIN || this.arenaStride + 16 > HELPER_IDS_PTR - QUERY_PTR) {
+      for (; i < n; i++) this.insert(slots[i]!);
+      return;
+    }
+    while (i < n && this.size < PARALLEL_MIN) this.insert(slots[i++]!);
+    const helper = i < n ? Helper.start(this) : null;
+    try {
+      if (!helper) {
+        for (; i < n; i++) this.insert(slots[i]!);
+        return;
+      }
+      while (i < n) {
+        const round = slots.slice(i, i + ROUND);
+        i += round.length;
+        this.linkRound(round, helper);
+      }
+    } finally {
+      helper?.stop();
+    }
+  }
+
+  private linkRound(round: number[], helper: Helper): void {
+    const c = helper.ctrl;
+    const ef = this.efConstruction;
+    // jobs: the layer-0 nodes, each with its entry point into layer 0
+    let jobs = 0;
+    for (const slot of round) {
+      if (this.levelFor(slot) > 0) continue;
+      const { node, dist } = this.descend(this.kernels.codePtr(slot), 0);
+      const at = JOBS + jobs * 3;
+      c[at] = slot;
+      c[at + 1] = node;
+      c[at + 2] = dist;
+      jobs++;
+    }
+    const half = jobs >> 1;
+    const lay = this.kernels.layout;
+    c[H_CAP] = lay.cap;
+    c[H_L0] = lay.l0;
+    c[H_L0N] = lay.l0n;
+    c[H_LEVELS] = lay.levels;
+    c[H_VISITED] = lay.visited;
+    c[H_VISITED2] = lay.visited2;
+    c[H_END] = lay.end;
+    c[H_CLEAN] = this.clean ? 1 : 0;
+    c[H_EF] = ef;
+    c[H_FROM] = 0;
+    c[H_TO] = half;
+    const helped = half > 0 && helper.run();
+    if (helped) this.helperRounds++;
+    this.runJobs(c, helped ? half : 0, jobs);
+    if (helped && !helper.wait()) this.runJobs(c, 0, half);
+    // link, in round order
+    const mates: number[] = [];
+    const cIds: number[] = [];
+    const cDs: number[] = [];
+    let job = 0;
+    for (const slot of round) {
+      if (this.levelFor(slot) > 0) {
+        this.insert(slot);
+        mates.push(slot);
+        continue;
+      }
+      const j = job++;
+      const count = c[COUNTS + j]!;
+      cIds.length = 0;
+      cDs.length = 0;
+      for (let k = 0; k < count; k++) {
+        cIds.push(c[IDS + j * ef + k]!);
+        cDs.push(c[distsAt(ef) + j * ef + k]!);
+      }
+      if (mates.length > 0) {
+        const dists = new Array<number>(mates.length);
+        this.scoreMany(this.kernels.codePtr(slot), mates, dists);
+        for (let m = 0; m < mates.length; m++) {
+          const d = dists[m]!;
+          if (cIds.length >= ef && d >= cDs[cDs.length - 1]!) continue;
+          let at = cDs.length;
+          while (at > 0 && cDs[at - 1]! > d) at--;
+          cIds.splice(at, 0, mates[m]!);
+          cDs.splice(at, 0, d);
+          if (cIds.length > ef) {
+            cIds.pop();
+            cDs.pop();
+          }
+        }
+      }
+      this.place(slot, 0);
+      this.dirty.add(slot);
+      if (this.entry < 0) {
+        this.entry = slot;
+        this.maxLevel = 0;
+      }
+      const chosen = this.select(cIds, cDs, this.M);
+      this.setLinks(slot, 0, chosen);
+      for (const nb of chosen) this.addLink(nb, 0, slot);
+      mates.push(slot);
+    }
+  }
+
+  /**
+   * Run the layer-0 searches of jobs [from, to) described in `c` (see `linkRound`), writing
+   * each one's closest nodes, closest first and without the node itself, to the results.
+   */
+  runJobs(c: Int32Array, from: number, to: number): void {
+    if (this.isHelper) {
+      const lay: Layout = { cap: c[H_CAP]!, l0: c[H_L0]!, l0n: c[H_L0N]!, levels: c[H_LEVELS]!, visited: c[H_VISITED]!, visited2: c[H_VISITED2]!, end: c[H_END]! };
+      const cur = this.kernels.layout;
+      if (cur.cap !== lay.cap || cur.l0 !== lay.l0 || this.kernels.bytes.byteLength < lay.end) {
+        this.kernels.attach(lay);
+        this.bind(lay);
+      }
+      this.clean = c[H_CLEAN] === 1;
+    }
+    const ef = c[H_EF]!;
+    const dists = distsAt(ef);
+    const res = this.res;
+    for (let j = from; j < to; j++) {
+      const at = JOBS + j * 3;
+      const slot = c[at]!;
+      this.walk(this.kernels.codePtr(slot), c[at + 1]!, c[at + 2]!, ef, 0, null);
+      let count = 0;
+      const base = j * ef;
+      // drained farthest first: written from the back, then moved to the front
+      const size = res.size;
+      let w = size;
+      while (res.size > 0) {
+        const d = -res.topKey;
+        const id = res.pop();
+        if (id === slot) continue;
+        w--;
+        c[IDS + base + w] = id;
+        c[dists + base + w] = d;
+        count++;
+      }
+      if (w > 0) {
+        c.copyWithin(IDS + base, IDS + base + w, IDS + base + size);
+        c.copyWithin(dists + base, dists + base + w, dists + base + size);
+      }
+      c[COUNTS + j] = count;
     }
   }
 

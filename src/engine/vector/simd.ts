@@ -22,6 +22,12 @@ export const BATCH = 1 << 14;
 export const IDS_PTR = QUERY_PTR + QUERY_BYTES;
 export const OUT_PTR = IDS_PTR + BATCH * 4;
 export const CODES_PTR = OUT_PTR + BATCH * 4;
+/** A helper thread's batch buffers, in the upper half of the query area (see `Kernels`). */
+export const HELPER_BATCH = 1024;
+export const HELPER_IDS_PTR = QUERY_PTR + QUERY_BYTES / 2;
+export const HELPER_OUT_PTR = HELPER_IDS_PTR + HELPER_BATCH * 4;
+/** Largest memory, in 64 KiB pages (a shared memory declares its maximum). */
+const MAX_PAGES = 65536;
 const PAGE = 65536;
 
 // --- a tiny assembler -------------------------------------------------------------------------
@@ -253,7 +259,8 @@ function assemble(): Uint8Array {
     [0x60, ...vec(new Array(7).fill([I32])), 0],
     [0x60, ...vec(new Array(8).fill([I32])), 1, I32],
   ]));
-  const imports = section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x00, 1]]));
+  // shared memory (flag 3: shared, with a maximum), so that a helper thread can walk the graph
+  const imports = section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x03, 1, ...uleb(MAX_PAGES)]]));
   const all = [...kernels, ...gathers];
   const funcs = section(3, vec([...kernels.map(() => [0]), ...gathers.map(() => [1])]));
   const exports = section(7, vec(all.map(([name], i) => [...str(name), 0x00, i])));
@@ -271,7 +278,7 @@ interface WasmMemory {
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-  Memory: new (d: { initial: number; maximum?: number }) => WasmMemory;
+  Memory: new (d: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
   validate(bytes: Uint8Array): boolean;
 }
 const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
@@ -291,6 +298,8 @@ export interface Layout {
   l0n: number;
   levels: number;
   visited: number;
+  /** The visited marks of a helper thread's searches. */
+  visited2: number;
   end: number;
 }
 
@@ -299,7 +308,8 @@ function layoutFor(cap: number, stride: number, M0: number): Layout {
   const l0n = l0 + cap * M0 * 4;
   const levels = l0n + cap;
   const visited = Math.ceil((levels + cap) / 16) * 16;
-  return { cap, l0, l0n, levels, visited, end: visited + cap };
+  const visited2 = Math.ceil((visited + cap) / 16) * 16;
+  return { cap, l0, l0n, levels, visited, visited2, end: visited2 + cap };
 }
 
 /** One linear memory holding codes and layer-0 graph, with the kernels bound to it. */
@@ -318,14 +328,26 @@ export class Kernels {
   out!: Int32Array;
   /** The whole memory as i32 (index = byte offset / 4). */
   i32!: Int32Array;
+  /** Where this thread's batch ids and distances live, and how many fit. */
+  readonly idsPtr: number;
+  readonly outPtr: number;
+  readonly batch: number;
 
+  /**
+   * `shared`: a helper thread's view of another thread's memory (its layout set by `attach`),
+   * with its own batch buffers; the helper only reads the graph.
+   */
   constructor(
     readonly stride: number,
     readonly M0: number,
+    shared?: WasmMemory,
   ) {
     compiled ??= new WA.Module(assemble());
     this.layout = layoutFor(0, stride, M0);
-    this.memory = new WA.Memory({ initial: Math.ceil(this.layout.end / PAGE) + 1 });
+    this.memory = shared ?? new WA.Memory({ initial: Math.ceil(this.layout.end / PAGE) + 1, maximum: MAX_PAGES, shared: true });
+    this.idsPtr = shared ? HELPER_IDS_PTR : IDS_PTR;
+    this.outPtr = shared ? HELPER_OUT_PTR : OUT_PTR;
+    this.batch = shared ? HELPER_BATCH : BATCH;
     const inst = new WA.Instance(compiled, { env: { mem: this.memory } });
     const ex = inst.exports as Record<string, unknown>;
     this.l2i8 = ex.l2i8 as BatchFn;
@@ -340,8 +362,8 @@ export class Kernels {
   private refreshViews(): void {
     const buf = this.memory.buffer;
     this.bytes = new Uint8Array(buf);
-    this.ids = new Uint32Array(buf, IDS_PTR, BATCH);
-    this.out = new Int32Array(buf, OUT_PTR, BATCH);
+    this.ids = new Uint32Array(buf, this.idsPtr, this.batch);
+    this.out = new Int32Array(buf, this.outPtr, this.batch);
     this.i32 = new Int32Array(buf);
   }
 
@@ -367,6 +389,12 @@ export class Kernels {
     b.fill(0, CODES_PTR + old.cap * this.stride, next.l0);
     this.layout = next;
     return next;
+  }
+
+  /** Helper threads: take the layout the owning thread has grown the memory to. */
+  attach(layout: Layout): void {
+    this.layout = layout;
+    this.refreshViews();
   }
 
   codePtr(slot: number): number {

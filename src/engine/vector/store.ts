@@ -411,9 +411,9 @@ export class VectorStore {
         this.quantizer.encode(vector(slot), bytes(), p);
         this.graph.coded(p);
         this.codes.putSync(slot, Buffer.from(bytes().subarray(p, p + this.quantizer.stride)));
-        this.graph.insert(slot);
         if (!this.fresh.has(slot)) this.meta.removeSync(PENDING + slot);
       }
+      this.graph.insertMany(slots);
       this.pending.clear();
       this.fresh.clear();
     }
@@ -441,7 +441,8 @@ export class VectorStore {
     for (const slot of g.dirty) {
       const level = g.levelFor(slot);
       if (g.has(slot)) {
-        for (let l = 0; l <= level; l++) this.links.putSync(slot * LAYERS + l, bytesOf(g.links(slot, l)));
+        // copied: layer-0 lists are views of the kernels' shared memory, which LMDB cannot address
+        for (let l = 0; l <= level; l++) this.links.putSync(slot * LAYERS + l, Buffer.from(bytesOf(g.links(slot, l))));
       } else {
         for (let l = 0; l <= level; l++) this.links.removeSync(slot * LAYERS + l);
       }
