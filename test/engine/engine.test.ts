@@ -83,6 +83,36 @@ describe('engine: indexes, documents and tasks', () => {
     expect(await run(64 * 1024 * 1024)).toBe(1);
   });
 
+  test('searches are answered while a large batch is being extracted, and see the state before it', async () => {
+    // The batch's steps are logged at debug level: "batch <uid>: extracting", then "...: writing".
+    let step = '';
+    const t = await tempEngine({ logLevel: 'debug', logger: (_level, message) => (step = /^batch \d+: (\w+)/.exec(message)?.[1] ?? step) });
+    cleanup = t.cleanup;
+    const { engine } = t;
+    await engine.waitForTask((await engine.addDocuments('movies', movies.slice(0, 500))).taskUid);
+    const before = (await engine.search('movies', { q: 'love', limit: 0 })).estimatedTotalHits;
+    const big = await engine.addDocuments('movies', movies.slice(500, 20_500));
+    let duringExtraction = 0;
+    // Back-to-back searches, one per event-loop turn, until the batch is done.
+    for (;;) {
+      const status = engine.getTask(big.taskUid).status;
+      if (status === 'succeeded' || status === 'failed') break;
+      const r = await engine.search('movies', { q: 'love', limit: 0 });
+      if (engine.getTask(big.taskUid).status === 'processing' && step === 'extracting') {
+        duringExtraction++;
+        // Nothing of the batch is visible before it commits.
+        expect(r.estimatedTotalHits).toBe(before);
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(engine.getTask(big.taskUid).status).toBe('succeeded');
+    // Keyword extraction runs before the write transaction and yields to the event loop every
+    // few milliseconds: searches get in while 20,000 documents are extracted (with extraction
+    // inside the transaction, this step passed within one turn and none did).
+    expect(duringExtraction).toBeGreaterThan(10);
+    expect((await engine.search('movies', { q: 'love', limit: 0 })).estimatedTotalHits).toBeGreaterThan(before!);
+  });
+
   test('tasks survive a restart and are processed after it', async () => {
     const t = await tempEngine({ autoProcess: false });
     const { engine, dbPath } = t;

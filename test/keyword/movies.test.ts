@@ -1,9 +1,12 @@
+import roaring from 'roaring';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { search, multiSearch } from '../../src/engine/search/index.js';
 import { decodeWordRecord, keywordDbs } from '../../src/engine/search/keyword/layout.js';
 import { SearchError } from '../../src/engine/errors.js';
 import { loadJson, openTestIndex, type TestIndex } from './helpers.js';
 import type { Document } from '../../src/engine/types.js';
+
+const { RoaringBitmap32 } = roaring;
 
 let t: TestIndex;
 let movies: Document[];
@@ -129,6 +132,24 @@ describe('keyword search on movies.json (4,000 most recent films)', () => {
   });
 });
 
+/** Every keyword database of an index, postings as external ids (word ids may differ). */
+function dumpKeyword(x: TestIndex): Record<string, unknown> {
+    const dbs = keywordDbs(x.index.store);
+    const ids = (bytes: Uint8Array) =>
+      [...RoaringBitmap32.deserialize(Buffer.from(bytes), true)].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
+    const out: Record<string, unknown> = {};
+    for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
+      const m: Record<string, number[]> = {};
+      for (const { key, value } of dbs[name].getRange()) m[key as string] = ids(value);
+      out[name] = m;
+    }
+    // Word records: every part (field, first-position bucket) of every word; ids may differ.
+    const parts: Record<string, number[]> = {};
+    for (const { key, value } of dbs.wordParts.getRange()) for (const part of decodeWordRecord(value)) parts[`${key as string}/${part.tag}`] = ids(part.bitmap);
+    out.parts = parts;
+    return out;
+  }
+
 describe('incremental indexing stays exact', () => {
   it('add, update and delete give the same databases as a fresh build', async () => {
     const sample = movies.slice(0, 200);
@@ -141,25 +162,35 @@ describe('incremental indexing stays exact', () => {
       a.remove(sample.slice(150).map((m) => String(m.id)));
       const expected = [...updated.map((u) => ({ ...sample.find((m) => m.id === u.id)!, ...u })), ...sample.slice(100, 150)];
       b.add(expected.map((m) => JSON.parse(JSON.stringify(m))));
-      const dump = (x: TestIndex) => {
-        const dbs = keywordDbs(x.index.store);
-        const ids = (bytes: Uint8Array) =>
-          [...(globalThis as any).__roaring.RoaringBitmap32.deserialize(Buffer.from(bytes), true)].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
-        const out: Record<string, unknown> = {};
-        for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
-          const m: Record<string, number[]> = {};
-          for (const { key, value } of dbs[name].getRange()) m[key as string] = ids(value);
-          out[name] = m;
-        }
-        // Word records: every part (field, first-position bucket) of every word; ids may differ.
-        const parts: Record<string, number[]> = {};
-        for (const { key, value } of dbs.wordParts.getRange()) for (const part of decodeWordRecord(value)) parts[`${key as string}/${part.tag}`] = ids(part.bitmap);
-        out.parts = parts;
-        return out;
-      };
-      (globalThis as any).__roaring = (await import('roaring')).default;
-      expect(dump(a)).toEqual(dump(b));
+      expect(dumpKeyword(a)).toEqual(dumpKeyword(b));
       expect(titles(search(a.index, { q: 'remastered', limit: 200 })).length).toBe(100);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+  it('preparing before the write transaction (the task processors\' path) builds the same databases', async () => {
+    const sample = movies.slice(0, 300);
+    const settings = { searchableAttributes: ['title', 'cast', 'extract'] };
+    const a = openTestIndex(settings);
+    const b = openTestIndex(settings);
+    try {
+      const updated = sample.slice(0, 120).map((m) => ({ ...m, title: `${m.title} director's cut`, cast: undefined }));
+      const removed = sample.slice(250).map((m) => String(m.id));
+      await a.addPrepared(sample);
+      await a.addPrepared(updated, 'update');
+      await a.removePrepared(removed);
+      b.add(sample);
+      b.add(updated, 'update');
+      b.remove(removed);
+      expect(dumpKeyword(a)).toEqual(dumpKeyword(b));
+      // A re-index prepared from scratch (settings that change extraction) matches too.
+      await a.setSettingsPrepared({ stopWords: ['the', 'of'] });
+      b.setSettings({ stopWords: ['the', 'of'] });
+      expect(dumpKeyword(a)).toEqual(dumpKeyword(b));
+      const q = { q: "director's cut", limit: 500, showRankingScoreDetails: true };
+      expect(search(a.index, q).estimatedTotalHits).toBeGreaterThanOrEqual(120);
+      expect(search(a.index, q).hits).toEqual(search(b.index, q).hits);
     } finally {
       await a.close();
       await b.close();

@@ -23,6 +23,11 @@ export interface DocumentChange {
   after?: Document;
 }
 
+export interface PrepareOptions {
+  /** `apply` will run right after `clear` (a re-index): nothing stored needs reading back. */
+  fromScratch?: boolean;
+}
+
 export interface ApplyContext {
   store: IndexStore;
   settings: Settings;
@@ -35,7 +40,7 @@ export interface IndexExtension {
   /** Open the extension's databases in the index environment; called once per opened index. */
   open(store: IndexStore): void;
   /** Async preparation before the write transaction; the result reaches `apply` as `ctx.prepared`. */
-  prepare?(changes: readonly DocumentChange[], settings: Settings, store: IndexStore): Promise<unknown>;
+  prepare?(changes: readonly DocumentChange[], settings: Settings, store: IndexStore, options?: PrepareOptions): Promise<unknown>;
   /** Runs inside the batch's write transaction. Must be synchronous. */
   apply(changes: readonly DocumentChange[], ctx: ApplyContext): void;
   /** Drop every derived entry (inside the write transaction), e.g. before re-extracting everything. */

@@ -11,7 +11,7 @@ import { SearchError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
 import type { Document } from '../types.js';
 import { documentId, inferPrimaryKey, mergeDocuments } from './documents.js';
-import type { DocumentChange, IndexExtension } from './extension.js';
+import type { PrepareOptions, DocumentChange, IndexExtension } from './extension.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from './store.js';
 
 export class ChangeSet {
@@ -176,10 +176,11 @@ export async function prepareExtensions(
   changes: readonly DocumentChange[],
   settings: Settings,
   store: IndexStore,
+  options?: PrepareOptions,
 ): Promise<Map<string, unknown>> {
   const prepared = new Map<string, unknown>();
   for (const extension of extensions) {
-    if (extension.prepare) prepared.set(extension.name, await extension.prepare(changes, settings, store));
+    if (extension.prepare) prepared.set(extension.name, await extension.prepare(changes, settings, store, options));
   }
   return prepared;
 }

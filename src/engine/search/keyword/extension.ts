@@ -8,7 +8,7 @@
  */
 import roaring from 'roaring';
 import type { Database } from 'lmdb';
-import type { IndexExtension, DocumentChange, ApplyContext } from '../../index/extension.js';
+import type { IndexExtension, DocumentChange, ApplyContext, PrepareOptions } from '../../index/extension.js';
 import type { IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { Document } from '../../types.js';
@@ -115,8 +115,11 @@ class PostingLog {
     return { start, docs };
   }
 
+  /** Empties the log and gives its memory back (a batch's logs reach tens of megabytes). */
   reset(): void {
-    this.lastDoc.fill(-1);
+    this.lastDoc = new Int32Array(1024).fill(-1);
+    this.logKey = new Int32Array(1 << 16);
+    this.logDoc = new Uint32Array(1 << 16);
     this.adds = 0;
     this.keys = 0;
     this.dels = null;
@@ -146,6 +149,40 @@ function mergedPostings(raw: Uint8Array | undefined, add: Uint32Array, del: numb
     bitmap = new RoaringBitmap32(add);
   }
   return bitmap.isEmpty ? null : (bitmap.serialize(true) as unknown as Buffer);
+}
+
+/** Writes computed ahead of the write transaction: a value to put, or null to remove the key. */
+class WriteList<K extends string | number> {
+  readonly keys: K[] = [];
+  readonly values: Array<Buffer | null> = [];
+  put(key: K, value: Buffer): void {
+    this.keys.push(key);
+    this.values.push(value);
+  }
+  remove(key: K): void {
+    this.keys.push(key);
+    this.values.push(null);
+  }
+  writeTo(db: Database<Buffer, K>): void {
+    for (let i = 0; i < this.keys.length; i++) {
+      const value = this.values[i];
+      if (value) db.putSync(this.keys[i]!, value);
+      else db.removeSync(this.keys[i]!);
+    }
+  }
+}
+
+/** Everything a flush writes, computed from the committed state and the batch's deltas. */
+interface FlushWrites {
+  words: WriteList<string>;
+  exact: WriteList<string>;
+  prefixes: WriteList<string>;
+  parts: WriteList<string>;
+  values: WriteList<string>;
+  docs: WriteList<number>;
+  idBlocks: Array<[number, Array<string | null>]>;
+  nextWordId: number | null;
+  fields: string[] | null;
 }
 
 /** Pending postings of one database keyed by string (one posting list per key). */
@@ -182,23 +219,24 @@ class DeltaMap {
   append(k: number, docid: number): void {
     this.log.append(k, docid);
   }
-  mergeInto(db: Database<Buffer, string>): void {
+  /** Computes the merged posting lists (reads only; `empty`: the database holds nothing yet) and resets. */
+  merge(db: Database<Buffer, string>, empty: boolean): WriteList<string> {
+    const out = new WriteList<string>();
     const { start, docs } = this.log.grouped();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
     const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
-    // A database still empty (a first batch) has nothing to read back.
-    const empty = isEmptyDb(db);
     for (const k of order) {
       const key = keys[k]!;
       const raw = empty ? undefined : db.getBinaryFast(key);
       const merged = mergedPostings(raw, docs.subarray(start[k]!, start[k + 1]!), this.log.dels?.get(k));
-      if (merged) db.putSync(key, merged);
-      else if (raw) db.removeSync(key);
+      if (merged) out.put(key, merged);
+      else if (raw) out.remove(key);
     }
     this.index.clear();
     this.keys = [];
     this.log.reset();
+    return out;
   }
 }
 
@@ -227,12 +265,13 @@ class PartsDelta {
   del(k: number, docid: number): void {
     this.log.del(k, docid);
   }
-  mergeInto(db: Database<Buffer, string>, idOf: (word: string) => number): void {
+  /** Computes the merged word records (reads only; `empty`: the database holds nothing yet) and resets. */
+  merge(db: Database<Buffer, string>, empty: boolean, idOf: (word: string) => number): WriteList<string> {
+    const out = new WriteList<string>();
     const { start, docs } = this.log.grouped();
     const words = this.keyWord;
     const tags = this.keyTag;
     const order = Array.from(words.keys()).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : tags[a]! - tags[b]!));
-    const empty = isEmptyDb(db);
     for (let i = 0; i < order.length; ) {
       const word = words[order[i]!]!;
       let j = i + 1;
@@ -251,13 +290,14 @@ class PartsDelta {
         if (merged) parts.push({ tag, bitmap: merged });
       }
       while (s < stored.length) parts.push(stored[s++]!);
-      if (parts.length > 0) db.putSync(word, encodeWordRecord(id, parts));
-      else if (raw) db.removeSync(word);
+      if (parts.length > 0) out.put(word, encodeWordRecord(id, parts));
+      else if (raw) out.remove(word);
       i = j;
     }
     this.keyWord = [];
     this.keyTag = [];
     this.log.reset();
+    return out;
   }
 }
 
@@ -388,12 +428,22 @@ class BatchWriter {
   private readonly prefixSearch: boolean;
   /** No word record exists yet (a first batch): word ids need no lookup. */
   private vocabularyEmpty: boolean;
+  /** Databases known to hold nothing (all of them when the batch starts from scratch). */
+  private readonly emptyDbs = new Set<Database<Buffer, string>>();
+  /** Stored entries (kw-docs) to write at the next flush. */
+  private docWrites = new WriteList<number>();
 
-  constructor(private readonly dbs: KeywordDbs, settings: Settings) {
+  /**
+   * `fromScratch`: the keyword databases will be cleared before these writes (a re-index), so
+   * nothing stored is read back.
+   */
+  constructor(private readonly dbs: KeywordDbs, settings: Settings, private readonly fromScratch = false) {
     this.analyzer = analyzerFor(settings);
     this.fields = new FieldIds(loadFieldPaths(dbs));
     this.prefixSearch = settings.prefixSearch !== 'disabled';
-    this.vocabularyEmpty = isEmptyDb(dbs.wordParts);
+    for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.values]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
+    this.vocabularyEmpty = this.emptyDbs.has(dbs.wordParts);
+    if (fromScratch) this.nextId = 0;
   }
 
   /** Word ids known or assigned in this batch, and the words given an id since the last flush. */
@@ -429,12 +479,20 @@ class BatchWriter {
   }
 
   private stored(docid: number): TextEntry | undefined {
+    if (this.fromScratch) return undefined;
     const raw = this.dbs.docs.getBinary(docid);
     if (!raw) return undefined;
     return decodeEntry(raw).map(([fid, ids, positions]) => [fid, Array.from(ids, (id) => this.wordOf(id)), Array.from(positions)]);
   }
 
+  /** Takes one change into the deltas, merging into the databases when they grow past the bound. Inside the write transaction. */
   change(change: DocumentChange): void {
+    this.extract(change);
+    if (this.pending() > FLUSH_THRESHOLD) this.flush();
+  }
+
+  /** Takes one change into the deltas; reads only, so it may run before the write transaction. */
+  extract(change: DocumentChange): void {
     // A document new to the index has nothing indexed (its docid was never used).
     const old = change.before ? this.stored(change.docid) : undefined;
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
@@ -449,10 +507,8 @@ class BatchWriter {
       this.diffAll(a, b, change.docid);
     }
     if (next && next.length > 0) {
-      this.dbs.docs.putSync(change.docid, encodeEntry(next.map(([fid, words, positions], f) => [fid, ids ? ids[f]! : words.map((w) => this.idOf(w)), positions])));
-    }
-    else if (old) this.dbs.docs.removeSync(change.docid);
-    if (this.pending() > FLUSH_THRESHOLD) this.flush();
+      this.docWrites.put(change.docid, encodeEntry(next.map(([fid, words, positions], f) => [fid, ids ? ids[f]! : words.map((w) => this.idOf(w)), positions])));
+    } else if (old) this.docWrites.remove(change.docid);
   }
 
   private readonly slots = new Map<string, WordSlot>();
@@ -553,40 +609,87 @@ class BatchWriter {
     return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.values.size;
   }
 
+  /** Merges the deltas into the databases now. Inside the write transaction. */
   flush(): void {
-    // Slots point at deltas the merge is about to drop.
-    this.slots.clear();
-    this.words.mergeInto(this.dbs.words);
-    this.exact.mergeInto(this.dbs.exactWords);
-    this.prefixes.mergeInto(this.dbs.prefixes);
-    this.parts.mergeInto(this.dbs.wordParts, (word) => this.idOf(word));
-    this.values.mergeInto(this.dbs.values);
-    this.writeNewWords();
-    this.vocabularyEmpty = false;
-    if (this.fields.dirty) {
-      this.dbs.meta.putSync('fields', this.fields.paths);
-      this.fields.dirty = false;
-    }
+    this.write(this.prepareFlush());
   }
 
-  /** Adds the words given an id since the last flush to their id blocks. */
-  private writeNewWords(): void {
-    if (this.newWords.length === 0) return;
-    let i = 0;
+  /**
+   * Computes every write of a flush from the committed state (reads only) and resets the
+   * deltas; `write` applies them in the write transaction.
+   */
+  prepareFlush(): FlushWrites {
+    // Slots point at deltas the merge is about to drop.
+    this.slots.clear();
+    const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
+    const dbs = this.dbs;
+    const flush: FlushWrites = {
+      words: this.words.merge(dbs.words, empty(dbs.words)),
+      exact: this.exact.merge(dbs.exactWords, empty(dbs.exactWords)),
+      prefixes: this.prefixes.merge(dbs.prefixes, empty(dbs.prefixes)),
+      parts: this.parts.merge(dbs.wordParts, empty(dbs.wordParts), (word) => this.idOf(word)),
+      values: this.values.merge(dbs.values, empty(dbs.values)),
+      docs: this.docWrites,
+      idBlocks: this.newWordBlocks(),
+      nextWordId: this.newWords.length > 0 ? this.nextId : null,
+      fields: this.fields.dirty ? [...this.fields.paths] : null,
+    };
+    this.docWrites = new WriteList<number>();
+    this.newWords = [];
+    this.fields.dirty = false;
+    // What is written now is what later flushes of the batch read back.
+    this.emptyDbs.clear();
+    this.vocabularyEmpty = false;
+    return flush;
+  }
+
+  write(flush: FlushWrites): void {
+    const dbs = this.dbs;
+    flush.words.writeTo(dbs.words);
+    flush.exact.writeTo(dbs.exactWords);
+    flush.prefixes.writeTo(dbs.prefixes);
+    flush.parts.writeTo(dbs.wordParts);
+    flush.values.writeTo(dbs.values);
+    flush.docs.writeTo(dbs.docs);
+    for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
+    if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
+    if (flush.fields) dbs.meta.putSync('fields', flush.fields);
+  }
+
+  /** The id blocks holding the words given an id since the last flush, with those words added. */
+  private newWordBlocks(): Array<[number, Array<string | null>]> {
+    const out: Array<[number, Array<string | null>]> = [];
     const list = this.newWords;
+    let i = 0;
     while (i < list.length) {
       const block = Math.floor(list[i]![0] / ID_BLOCK);
-      const words = [...(this.dbs.idBlocks.get(block) ?? [])];
+      const words = this.fromScratch && !this.wroteBlocks ? [] : [...(this.dbs.idBlocks.get(block) ?? [])];
       for (; i < list.length && Math.floor(list[i]![0] / ID_BLOCK) === block; i++) {
         const [id, word] = list[i]!;
         while (words.length < id % ID_BLOCK) words.push(null);
         words[id % ID_BLOCK] = word;
       }
-      this.dbs.idBlocks.putSync(block, words);
+      out.push([block, words]);
     }
-    this.newWords = [];
-    this.dbs.meta.putSync('nextWordId', this.nextId);
+    this.wroteBlocks = true;
+    return out;
   }
+  private wroteBlocks = false;
+}
+
+/** What `prepare` hands to `apply`: the writer with its state, the first flush, how far it got. */
+interface PreparedKeyword {
+  writer: BatchWriter;
+  flush: FlushWrites;
+  done: number;
+  count: number;
+}
+
+/** Longest stretch of preparation between two yields to the event loop. */
+const SLICE_MS = 20;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Settings whose change alters what is extracted, so every document must be re-extracted. */
@@ -611,10 +714,38 @@ export const keywordExtension: IndexExtension = {
     keywordDbs(store);
   },
 
+  /**
+   * Extraction and merging only read committed data, so they run here, before the write
+   * transaction, yielding to the event loop as they go: searches keep being answered while a
+   * batch is prepared, and the transaction only writes. Stops early when the deltas reach their
+   * bound (the rest then runs in `apply`, merging into the databases as it goes).
+   */
+  async prepare(changes: readonly DocumentChange[], settings: Settings, store: IndexStore, options?: PrepareOptions): Promise<PreparedKeyword> {
+    const writer = new BatchWriter(keywordDbs(store), settings, options?.fromScratch ?? false);
+    let done = 0;
+    let sliceStart = performance.now();
+    while (done < changes.length && writer.pending() <= FLUSH_THRESHOLD) {
+      writer.extract(changes[done++]!);
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
+    }
+    await yieldToEventLoop();
+    const flush = writer.prepareFlush();
+    return { writer, flush, done, count: changes.length };
+  },
+
   apply(changes: readonly DocumentChange[], ctx: ApplyContext): void {
-    const dbs = keywordDbs(ctx.store);
-    const writer = new BatchWriter(dbs, ctx.settings);
-    for (const change of changes) writer.change(change);
+    const prepared = ctx.prepared as PreparedKeyword | undefined;
+    let writer: BatchWriter;
+    let from = 0;
+    if (prepared && prepared.count === changes.length) {
+      writer = prepared.writer;
+      writer.write(prepared.flush);
+      from = prepared.done;
+    } else writer = new BatchWriter(keywordDbs(ctx.store), ctx.settings);
+    for (let i = from; i < changes.length; i++) writer.change(changes[i]!);
     writer.flush();
     bumpKeywordGeneration(ctx.store);
   },

@@ -42,7 +42,7 @@ export const processSettings: Processor = async (ctx) => {
   const reindexing = index.extensions.filter((extension) => extension.needsReindex(before, after));
   const changes = reindexing.length > 0 ? fullReindexChanges(index.store) : [];
   ctx.progress(reindexing.length > 0 ? 're-indexing' : 'writing');
-  const prepared = await prepareExtensions(reindexing, changes, after, index.store);
+  const prepared = await prepareExtensions(reindexing, changes, after, index.store, { fromScratch: true });
   throwIfAborted(ctx.signal);
   index.store.write(() => {
     index.store.setSettings(after);
