@@ -14,7 +14,7 @@ import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
-import { parseDocumentPayload, writeUpdateFile } from './index/payload.js';
+import { parseDocumentPayload, UPDATE_FILE_EXTENSION, writeUpdateFile } from './index/payload.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
 import { defaultSettings, type Settings } from './settings/types.js';
@@ -234,7 +234,7 @@ export class Engine {
     validateIndexUid(uid);
     const allowIndexCreation = options.allowIndexCreation ?? true;
     const documents = Array.isArray(payload) ? payload : parseDocumentPayload(payload);
-    const updateFile = `${randomUUID()}.ndjson`;
+    const updateFile = `${randomUUID()}${UPDATE_FILE_EXTENSION}`;
     writeUpdateFile(join(this.paths.updateFiles, updateFile), documents);
     try {
       return await this.enqueue(

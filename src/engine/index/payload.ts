@@ -1,11 +1,13 @@
 /**
  * Document payloads: parse JSON, NDJSON and CSV bodies into documents and persist them as an
- * update file (NDJSON, fsynced) before the task is acknowledged. Format errors are reported at
+ * update file (fsynced) before the task is acknowledged. Format errors are reported at
  * once (`malformed_payload`, `missing_payload`); per-document errors (ids, geo, vectors) surface
  * when the task is processed, as in the reference.
  */
 import { closeSync, createReadStream, fsyncSync, openSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { Packr } from 'msgpackr';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { SearchError } from '../errors.js';
 import type { Document, DocumentPayload } from '../types.js';
@@ -120,14 +122,31 @@ export function parseDocumentPayload(payload: DocumentPayload): Document[] {
   }
 }
 
-/** Write documents as an NDJSON update file and fsync it: after this returns they survive a crash. */
+/**
+ * Update files. The engine writes MessagePack (`.mpk`): frames of `u32 LE length` + a MessagePack
+ * array of up to UPDATE_FRAME documents. Decoding it is about five times faster than JSON for
+ * documents that carry vectors (100 floats as text cost more than the rest of a document).
+ * Update files named `.ndjson` (imported from a dump) hold one JSON document per line.
+ */
+export const UPDATE_FILE_EXTENSION = '.mpk';
+const UPDATE_FRAME = 1000;
+const packr = new Packr({ useRecords: false });
+
+/** Write documents as an update file (format by the name's extension) and fsync it: after this returns they survive a crash. */
 export function writeUpdateFile(path: string, documents: readonly Document[]): void {
+  const ndjson = path.endsWith('.ndjson');
   const fd = openSync(path, 'w');
   try {
-    const CHUNK = 1000;
-    for (let i = 0; i < documents.length; i += CHUNK) {
-      const lines = documents.slice(i, i + CHUNK).map((doc) => JSON.stringify(doc)).join('\n') + '\n';
-      writeSync(fd, lines);
+    for (let i = 0; i < documents.length; i += UPDATE_FRAME) {
+      const chunk = documents.slice(i, i + UPDATE_FRAME);
+      if (ndjson) writeSync(fd, chunk.map((doc) => JSON.stringify(doc)).join('\n') + '\n');
+      else {
+        const body = packr.pack(chunk);
+        const head = Buffer.allocUnsafe(4);
+        head.writeUInt32LE(body.length, 0);
+        writeSync(fd, head);
+        writeSync(fd, body);
+      }
     }
     fsyncSync(fd);
   } finally {
@@ -137,8 +156,27 @@ export function writeUpdateFile(path: string, documents: readonly Document[]): v
 
 /** Stream the documents of an update file, one at a time. */
 export async function* readUpdateFile(path: string): AsyncGenerator<Document> {
-  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-  for await (const line of lines) {
-    if (line.length > 0) yield JSON.parse(line) as Document;
+  if (path.endsWith('.ndjson')) {
+    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line.length > 0) yield JSON.parse(line) as Document;
+    }
+    return;
+  }
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    let at = 0;
+    for (;;) {
+      const { bytesRead } = await file.read(head, 0, 4, at);
+      if (bytesRead === 0) return;
+      if (bytesRead < 4) throw new Error(`update file ${path} is truncated`);
+      const body = Buffer.allocUnsafe(head.readUInt32LE(0));
+      if ((await file.read(body, 0, body.length, at + 4)).bytesRead < body.length) throw new Error(`update file ${path} is truncated`);
+      at += 4 + body.length;
+      for (const doc of packr.unpack(body) as Document[]) yield doc;
+    }
+  } finally {
+    await file.close();
   }
 }

@@ -1,6 +1,6 @@
 /**
  * What a task needs to be processed, persisted with the task itself. Document payloads live in
- * update files (`tasks/update_files/<uuid>.ndjson`), written and flushed before the task is
+ * update files (`tasks/update_files/<uuid>.mpk`, or `.ndjson` when imported from a dump), written and flushed before the task is
  * registered, so an acknowledged task can always be replayed after a crash.
  */
 import type { Settings } from '../settings/types.js';
