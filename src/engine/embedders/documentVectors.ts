@@ -72,14 +72,27 @@ function parseEntry(value: unknown, path: string, documentId: string): ProvidedV
 
 function parseEmbeddings(value: unknown[], path: string, bad: (detail: string) => never): Float32Array[] {
   if (value.length === 0) return [];
-  if (value.every((v) => typeof v === 'number' && Number.isFinite(v))) return [Float32Array.from(value as number[])];
+  const single = floatsOf(value);
+  if (single) return [single];
   return value.map((inner, i) => {
-    if (!Array.isArray(inner) || !inner.every((v) => typeof v === 'number' && Number.isFinite(v)))
+    const floats = Array.isArray(inner) ? floatsOf(inner) : null;
+    if (!floats)
       return bad(
         `Invalid value type at \`${path}[${i}]\`: expected a float or an array of floats, but found ${kind(inner)}`,
       );
-    return Float32Array.from(inner as number[]);
+    return floats;
   });
+}
+
+/** The array as floats, or null when an element is not a finite number (one pass, no iterator). */
+function floatsOf(value: unknown[]): Float32Array | null {
+  const out = new Float32Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i];
+    if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+    out[i] = v;
+  }
+  return out;
 }
 
 function kind(value: unknown): string {

@@ -39,21 +39,29 @@ export type DocEntry = FieldWords[];
 /** The same with the words themselves, as extracted before ids are assigned. */
 export type TextEntry = Array<[fid: number, words: string[], positions: number[]]>;
 
+/** Scratch space for encoding entries: a small typed array allocation per document costs more than the encoding. */
+let entryScratch = new Uint32Array(4096);
+
 export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, ArrayLike<number>]>): Buffer {
   let size = 1;
   for (const [, ids] of fields) size += 2 + 2 * ids.length;
-  const out = new Uint32Array(size);
+  if (size > entryScratch.length) entryScratch = new Uint32Array(Math.max(size, entryScratch.length * 2));
+  const out = entryScratch;
   out[0] = fields.length;
   let o = 1;
   for (const [fid, ids, positions] of fields) {
+    const n = ids.length;
     out[o++] = fid;
-    out[o++] = ids.length;
-    out.set(ids, o);
-    o += ids.length;
-    out.set(positions, o);
-    o += ids.length;
+    out[o++] = n;
+    for (let i = 0; i < n; i++) out[o + i] = ids[i]!;
+    o += n;
+    for (let i = 0; i < n; i++) out[o + i] = positions[i]!;
+    o += n;
   }
-  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  // Small buffers come from Node's shared pool.
+  const bytes = Buffer.allocUnsafe(4 * size);
+  bytes.set(new Uint8Array(out.buffer, 0, 4 * size));
+  return bytes;
 }
 
 /**
