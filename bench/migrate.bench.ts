@@ -60,7 +60,8 @@ it(`migrates ${N} GloVe points end to end`, async () => {
     t0 = performance.now();
     const run = await execa(
       'node',
-      [join(process.cwd(), 'bin/run.js'), 'migrate', 'qdrant', '--qdrant-url', qdrant.url, '--collection', 'glove', '--db-path', join(work, 'db'), '--json', '--batch-size', String(BATCH), '--page-size', String(PAGE), '--checkpoint-dir', join(work, 'cp')],
+      // MIGRATE_BENCH_NODE_ARGS: node flags for the CLI process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+      [...(process.env.MIGRATE_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), join(process.cwd(), 'bin/run.js'), 'migrate', 'qdrant', '--qdrant-url', qdrant.url, '--collection', 'glove', '--db-path', join(work, 'db'), '--json', '--batch-size', String(BATCH), '--page-size', String(PAGE), '--checkpoint-dir', join(work, 'cp')],
       { reject: false },
     );
     const wall = (performance.now() - t0) / 1000;
