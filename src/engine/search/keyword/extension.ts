@@ -151,22 +151,50 @@ function mergedPostings(raw: Uint8Array | undefined, add: Uint32Array, del: numb
   return bitmap.isEmpty ? null : (bitmap.serialize(true) as unknown as Buffer);
 }
 
-/** Writes computed ahead of the write transaction: a value to put, or null to remove the key. */
+/**
+ * Writes computed ahead of the write transaction: a value to put, or a removal. Values are copied
+ * into one growing arena rather than kept as a buffer each: a batch computes hundreds of
+ * thousands of them, and that many small objects alive across event-loop turns would be promoted
+ * to the old generation and collected later, during searches.
+ */
 class WriteList<K extends string | number> {
   readonly keys: K[] = [];
-  readonly values: Array<Buffer | null> = [];
-  put(key: K, value: Buffer): void {
-    this.keys.push(key);
-    this.values.push(value);
+  /** Per key: start of its value in the arena, or -1 for a removal; ends[i] is its end. */
+  private starts = new Int32Array(1024);
+  private ends = new Int32Array(1024);
+  private arena = Buffer.allocUnsafe(1 << 16);
+  private used = 0;
+  put(key: K, value: Uint8Array): void {
+    if (this.used + value.length > this.arena.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.used + value.length));
+      this.arena.copy(grown, 0, 0, this.used);
+      this.arena = grown;
+    }
+    this.arena.set(value, this.used);
+    this.push(key, this.used, this.used + value.length);
+    this.used += value.length;
   }
   remove(key: K): void {
+    this.push(key, -1, -1);
+  }
+  private push(key: K, start: number, end: number): void {
+    const i = this.keys.length;
+    if (i >= this.starts.length) {
+      const starts = new Int32Array(i * 2);
+      starts.set(this.starts);
+      this.starts = starts;
+      const ends = new Int32Array(i * 2);
+      ends.set(this.ends);
+      this.ends = ends;
+    }
     this.keys.push(key);
-    this.values.push(null);
+    this.starts[i] = start;
+    this.ends[i] = end;
   }
   writeTo(db: Database<Buffer, K>): void {
     for (let i = 0; i < this.keys.length; i++) {
-      const value = this.values[i];
-      if (value) db.putSync(this.keys[i]!, value);
+      const start = this.starts[i]!;
+      if (start >= 0) db.putSync(this.keys[i]!, this.arena.subarray(start, this.ends[i]!));
       else db.removeSync(this.keys[i]!);
     }
   }
