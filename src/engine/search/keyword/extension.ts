@@ -1,10 +1,15 @@
 /**
  * The keyword `IndexExtension`: derives the keyword databases (see layout.ts) from documents.
  *
- * A batch accumulates per-key deltas (docids added and removed) in maps, then merges each touched
- * posting list once into LMDB; when the deltas grow past a bound they are merged early, so memory
- * stays bounded whatever the payload size. Removals use the stored extraction of the document
- * (`kw-docs`), so an update or deletion removes exactly what was indexed.
+ * A batch accumulates per-key deltas (docids added and removed), then merges each touched posting
+ * list once; when the deltas grow past a bound they are merged early, so memory stays bounded
+ * whatever the payload size. Removals use the stored extraction of the document (`kw-docs`), so
+ * an update or deletion removes exactly what was indexed.
+ *
+ * Extraction and merging only read committed data, so `prepare` does them before the batch's
+ * write transaction, yielding to the event loop (searches go on meanwhile), and `apply` only
+ * writes what was computed; past the bound, the rest of the batch is extracted and merged inside
+ * the transaction.
  */
 import roaring from 'roaring';
 import type { Database } from 'lmdb';
