@@ -42,20 +42,25 @@ function truth(data, n) {
       out.push(new Set(data.gt.subarray(i * data.gtK, i * data.gtK + K)));
       continue;
     }
-    const q = data.queries.subarray(i * DIM, (i + 1) * DIM);
-    const best = [];
-    for (let j = 0; j < n; j++) {
-      let s = 0;
-      for (let d = 0; d < DIM; d++) s += q[d] * data.base[j * DIM + d];
-      if (best.length < K || s > best[best.length - 1][0]) {
-        best.push([s, j]);
-        best.sort((a, b) => b[0] - a[0]);
-        if (best.length > K) best.pop();
-      }
-    }
-    out.push(new Set(best.map((x) => x[1])));
+    out.push(new Set(exactTopK(data, i, Array.from({ length: n }, (_, j) => j))));
   }
   return out;
+}
+
+/** The K rows of `rows` with the highest dot product with query `i`, best first (brute force). */
+function exactTopK(data, i, rows) {
+  const q = data.queries.subarray(i * DIM, (i + 1) * DIM);
+  const best = [];
+  for (const j of rows) {
+    let s = 0;
+    for (let d = 0; d < DIM; d++) s += q[d] * data.base[j * DIM + d];
+    if (best.length < K || s > best[best.length - 1][0]) {
+      best.push([s, j]);
+      best.sort((a, b) => b[0] - a[0]);
+      if (best.length > K) best.pop();
+    }
+  }
+  return best.map((x) => x[1]);
 }
 
 const SELECTIVITIES = [0.5, 0.1, 0.01, 0.001];
@@ -73,20 +78,7 @@ function filteredTruth(data, n) {
   return SELECTIVITIES.map((selectivity) => {
     const allowed = allowedIds(n, selectivity);
     const truths = [];
-    for (let i = 0; i < FILTER_QUERIES; i++) {
-      const q = data.queries.subarray(i * DIM, (i + 1) * DIM);
-      const best = [];
-      for (const j of allowed) {
-        let s = 0;
-        for (let d = 0; d < DIM; d++) s += q[d] * data.base[j * DIM + d];
-        if (best.length < K || s > best[best.length - 1][0]) {
-          best.push([s, j]);
-          best.sort((a, b) => b[0] - a[0]);
-          if (best.length > K) best.pop();
-        }
-      }
-      truths.push(best.map((x) => x[1]));
-    }
+    for (let i = 0; i < FILTER_QUERIES; i++) truths.push(exactTopK(data, i, allowed));
     return { selectivity, truths };
   });
 }

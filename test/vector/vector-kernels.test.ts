@@ -4,17 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CODES_PTR, IDS_PTR, Kernels, OUT_PTR, QUERY_PTR } from '../../src/engine/vector/simd.js';
+import { prng as rand } from '../qdrant-server/fixtures.js';
 
-function rand(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('int8 kernels', () => {
   for (const dims of [16, 100, 768]) {
