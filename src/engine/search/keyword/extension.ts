@@ -20,7 +20,7 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeEntry, decodeWordRecord, encodeEntry, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeEntry, decodeWordRecord, encodeEntry, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -144,6 +144,9 @@ function isEmptyDb(db: Database<Buffer, string>): boolean {
 function mergedPostings(raw: Uint8Array | undefined, add: Uint32Array, del: number[] | undefined): Buffer | null {
   let bitmap: InstanceType<typeof RoaringBitmap32>;
   if (raw) {
+    // New documents have the highest docids: most stored lists only grow at their end.
+    const appended = del ? undefined : appendAscending(raw, add);
+    if (appended) return appended;
     bitmap = RoaringBitmap32.deserialize(raw.subarray(0, raw.length), true);
     if (del) bitmap.removeMany(del);
     if (add.length) bitmap.addMany(add);

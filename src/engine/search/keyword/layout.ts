@@ -328,3 +328,103 @@ export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
   }
   return out;
 }
+
+/**
+ * A stored posting list (portable serialization without run containers, as written here) with
+ * `add` appended, when every docid of `add` is above the list's largest: the same bytes as
+ * deserializing, adding and serializing with roaring, without a native bitmap. New documents
+ * always get the highest docids, so this is how most lists grow. Returns undefined when it does
+ * not apply (another format, `add` not strictly ascending or not above the list); the caller
+ * falls back to roaring.
+ */
+export function appendAscending(raw: Uint8Array, add: ArrayLike<number>): Buffer | undefined {
+  if (add.length === 0) return undefined;
+  const src = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  if (src.length < 8 || src.readUInt32LE(0) !== SERIAL_COOKIE_NO_RUNCONTAINER) return undefined;
+  const count = src.readUInt32LE(4);
+  if (count === 0) return undefined;
+  const keyAt = (i: number) => src.readUInt16LE(8 + 4 * i);
+  const cardAt = (i: number) => src.readUInt16LE(10 + 4 * i) + 1;
+  const offsetAt = (i: number) => src.readUInt32LE(8 + 4 * count + 4 * i);
+  // The largest stored value, in the last container.
+  const lastKey = keyAt(count - 1);
+  const lastCard = cardAt(count - 1);
+  const lastStart = offsetAt(count - 1);
+  let lastLow: number;
+  if (lastCard > ARRAY_CONTAINER_MAX) {
+    let byte = lastStart + 8191;
+    while (src[byte] === 0) byte--;
+    lastLow = (byte - lastStart) * 8 + (31 - Math.clz32(src[byte]!));
+  } else lastLow = src.readUInt16LE(lastStart + 2 * (lastCard - 1));
+  let prev = lastKey * 65536 + lastLow;
+  for (let i = 0; i < add.length; i++) {
+    const v = add[i]!;
+    if (v <= prev || v > 0xffffffff) return undefined;
+    prev = v;
+  }
+  // Containers after the merge: the stored ones but the last, the last with its additions, then new ones.
+  const lows: number[][] = [];
+  const keys: number[] = [];
+  let a = 0;
+  const lastAdds: number[] = [];
+  while (a < add.length && add[a]! >>> 16 === lastKey) lastAdds.push(add[a++]! & 0xffff);
+  while (a < add.length) {
+    const key = add[a]! >>> 16;
+    const list: number[] = [];
+    while (a < add.length && add[a]! >>> 16 === key) list.push(add[a++]! & 0xffff);
+    keys.push(key);
+    lows.push(list);
+  }
+  const lastNewCard = lastCard + lastAdds.length;
+  const lastBytes = lastNewCard > ARRAY_CONTAINER_MAX ? 8192 : 2 * lastNewCard;
+  const total = count + keys.length;
+  let size = 8 + 8 * total + (lastStart - offsetAt(0)) + lastBytes;
+  for (const list of lows) size += list.length > ARRAY_CONTAINER_MAX ? 8192 : 2 * list.length;
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt32LE(SERIAL_COOKIE_NO_RUNCONTAINER, 0);
+  out.writeUInt32LE(total, 4);
+  // Stored containers before the last: same keys and cardinalities, data moved by the longer header.
+  const shift = 8 * keys.length;
+  src.copy(out, 8, 8, 8 + 4 * (count - 1));
+  for (let i = 0; i < count - 1; i++) out.writeUInt32LE(offsetAt(i) + shift, 8 + 4 * total + 4 * i);
+  let data = 8 + 8 * total;
+  src.copy(out, data, offsetAt(0), lastStart);
+  data += lastStart - offsetAt(0);
+  // The last stored container with its additions.
+  out.writeUInt16LE(lastKey, 8 + 4 * (count - 1));
+  out.writeUInt16LE(lastNewCard - 1, 10 + 4 * (count - 1));
+  out.writeUInt32LE(data, 8 + 4 * total + 4 * (count - 1));
+  if (lastNewCard > ARRAY_CONTAINER_MAX) {
+    if (lastCard > ARRAY_CONTAINER_MAX) src.copy(out, data, lastStart, lastStart + 8192);
+    else {
+      out.fill(0, data, data + 8192);
+      for (let k = 0; k < lastCard; k++) {
+        const low = src.readUInt16LE(lastStart + 2 * k);
+        out[data + (low >>> 3)]! |= 1 << (low & 7);
+      }
+    }
+    for (const low of lastAdds) out[data + (low >>> 3)]! |= 1 << (low & 7);
+  } else {
+    src.copy(out, data, lastStart, lastStart + 2 * lastCard);
+    for (let k = 0; k < lastAdds.length; k++) out.writeUInt16LE(lastAdds[k]!, data + 2 * (lastCard + k));
+  }
+  data += lastBytes;
+  // New containers.
+  for (let c = 0; c < keys.length; c++) {
+    const list = lows[c]!;
+    const at = count + c;
+    out.writeUInt16LE(keys[c]!, 8 + 4 * at);
+    out.writeUInt16LE(list.length - 1, 10 + 4 * at);
+    out.writeUInt32LE(data, 8 + 4 * total + 4 * at);
+    if (list.length > ARRAY_CONTAINER_MAX) {
+      out.fill(0, data, data + 8192);
+      for (const low of list) out[data + (low >>> 3)]! |= 1 << (low & 7);
+      data += 8192;
+    } else {
+      for (let k = 0; k < list.length; k++) out.writeUInt16LE(list[k]!, data + 2 * k);
+      data += 2 * list.length;
+    }
+  }
+  return out;
+}
+
