@@ -19,8 +19,6 @@ export interface QdrantHttpOptions {
 
 export class QdrantHttp {
   readonly baseUrl: string;
-  /** Size of the last successful response body, in UTF-16 units (a cheap size estimate for batching). */
-  lastResponseLength = 0;
   private readonly policy: RetryPolicy;
 
   constructor(private readonly o: QdrantHttpOptions) {
@@ -38,6 +36,14 @@ export class QdrantHttp {
 
   /** Returns `result` of Qdrant's `{result, status, time}` envelope. */
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.requestSized<T>(method, path, body)).result;
+  }
+
+  /**
+   * `request`, also giving the size of the response body in UTF-16 units: a cheap size estimate
+   * for batching, per request (several may be in flight).
+   */
+  async requestSized<T>(method: string, path: string, body?: unknown): Promise<{ result: T; length: number }> {
     const url = `${this.baseUrl}${path}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -57,9 +63,8 @@ export class QdrantHttp {
       }
       const text = await res.text();
       if (res.ok) {
-        this.lastResponseLength = text.length;
         const envelope = parseLossless(text) as { result: T };
-        return envelope.result;
+        return { result: envelope.result, length: text.length };
       }
       const message = errorText(text);
       if (res.status === 401 || res.status === 403) {

@@ -1,6 +1,8 @@
 /**
- * Reads a Qdrant collection: config, aliases, exact count, and the points page by page. Only one
- * page is held at a time; the caller pulls the next one when it is done with the previous.
+ * Reads a Qdrant collection: config, aliases, exact count, and the points page by page. At most
+ * two pages are held: the one the caller works on and the next, requested as soon as the
+ * previous one arrived, so that Qdrant prepares and sends it while the caller indexes (an
+ * embedded target blocks this thread for seconds at a time while it writes a batch).
  */
 import { MigrationError } from '../errors.js';
 import { parseCollectionInfo, type CollectionConfig } from './config.js';
@@ -97,23 +99,32 @@ export class QdrantSource {
   }
 
   async *scroll(collection: string, o: ScrollOptions): AsyncGenerator<ScrollPage> {
-    let offset = o.start;
+    let next = this.page(collection, o, o.start);
     for (;;) {
-      const body: Record<string, unknown> = { limit: o.pageSize, with_payload: true, with_vector: o.withVector };
-      if (offset !== null) body.offset = offsetToWire(offset);
-      const r = await this.http.post<{ points: Array<{ id: unknown; payload?: Record<string, unknown> | null; vector?: unknown }>; next_page_offset?: unknown }>(
-        `/collections/${encodeURIComponent(collection)}/points/scroll`,
-        body,
-      );
-      const points = r.points.map((p) => {
-        const { id, kind } = idToString(p.id);
-        return { id, idKind: kind, payload: p.payload ?? null, vector: p.vector ?? null };
-      });
-      const next = r.next_page_offset === null || r.next_page_offset === undefined ? null : idToString(r.next_page_offset).id;
-      yield { offset, points, next, length: this.http.lastResponseLength };
-      if (next === null) return;
-      if (next === offset) throw new MigrationError('http', `Qdrant returned the same next_page_offset twice (${next}); stopping to avoid a loop`);
-      offset = next;
+      const page = await next;
+      if (page.next !== null) {
+        if (page.next === page.offset) throw new MigrationError('http', `Qdrant returned the same next_page_offset twice (${page.next}); stopping to avoid a loop`);
+        next = this.page(collection, o, page.next);
+        // Awaited on the next turn; a caller that stops early must not leave it unhandled.
+        next.catch(() => {});
+      }
+      yield page;
+      if (page.next === null) return;
     }
+  }
+
+  private async page(collection: string, o: ScrollOptions, offset: string | null): Promise<ScrollPage> {
+    const body: Record<string, unknown> = { limit: o.pageSize, with_payload: true, with_vector: o.withVector };
+    if (offset !== null) body.offset = offsetToWire(offset);
+    const { result: r, length } = await this.http.requestSized<{
+      points: Array<{ id: unknown; payload?: Record<string, unknown> | null; vector?: unknown }>;
+      next_page_offset?: unknown;
+    }>('POST', `/collections/${encodeURIComponent(collection)}/points/scroll`, body);
+    const points = r.points.map((p) => {
+      const { id, kind } = idToString(p.id);
+      return { id, idKind: kind, payload: p.payload ?? null, vector: p.vector ?? null };
+    });
+    const next = r.next_page_offset === null || r.next_page_offset === undefined ? null : idToString(r.next_page_offset).id;
+    return { offset, points, next, length };
   }
 }
