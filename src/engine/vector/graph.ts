@@ -28,7 +28,8 @@ const ABSENT = -1;
 const PARALLEL_MIN = 4096;
 /** Slots per round of a parallel merge. */
 const ROUND = 256;
-// The control block shared with the helper (i32 indexes): header, jobs, results.
+// The control block shared with the helper (i32 indexes): a header, then two job areas, so that
+// the searches of the next round run while this thread links the current one (see insertMany).
 const H_SEQ = 0;
 const H_DONE = 1;
 const H_READY = 2;
@@ -42,17 +43,25 @@ const H_VISITED2 = 9;
 const H_END = 10;
 const H_CLEAN = 11;
 const H_EF = 12;
-const H_FROM = 13;
-const H_TO = 14;
-const JOBS = 16;
-const COUNTS = JOBS + ROUND * 3;
-const IDS = COUNTS + ROUND;
-function controlSize(ef: number): number {
-  return IDS + 2 * ROUND * ef;
+/** Index of the job area of the posted round. */
+const H_AREA = 13;
+/** Jobs in the posted round. */
+const H_JOBS = 14;
+/** The next job of the posted round to take: both threads take jobs with Atomics.add. */
+const H_NEXT = 15;
+const HEADER = 16;
+// Within an area: per job (slot, entry node, entry distance), then its result count (-1 until
+// done), its result ids and its result distances.
+const A_COUNTS = ROUND * 3;
+const A_IDS = A_COUNTS + ROUND;
+function areaSize(ef: number): number {
+  return A_IDS + 2 * ROUND * ef;
 }
-/** Where a control block's result distances start, for searches of beam `ef`. */
-function distsAt(ef: number): number {
-  return IDS + ROUND * ef;
+function areaAt(which: 0 | 1, ef: number): number {
+  return HEADER + which * areaSize(ef);
+}
+function controlSize(ef: number): number {
+  return HEADER + 2 * areaSize(ef);
 }
 const WALKER = new URL('./walker.js', import.meta.url);
 
@@ -87,7 +96,7 @@ class Helper {
     return new Helper(worker, ctrl);
   }
 
-  /** Start the jobs [H_FROM, H_TO) on the helper. */
+  /** Start taking the posted round's jobs on the helper. */
   run(): boolean {
     if (!this.alive) return false;
     this.seq++;
@@ -125,7 +134,7 @@ export function helperLoop(graph: Graph, ctrl: Int32Array): void {
     Atomics.wait(ctrl, H_SEQ, seen);
     seen = Atomics.load(ctrl, H_SEQ);
     if (Atomics.load(ctrl, H_QUIT) === 1) return;
-    graph.runJobs(ctrl, ctrl[H_FROM]!, ctrl[H_TO]!);
+    graph.runJobs(ctrl);
     Atomics.store(ctrl, H_DONE, seen);
     Atomics.notify(ctrl, H_DONE);
   }
@@ -505,18 +514,39 @@ export class Graph {
   /** Link a slot whose code is already in the arena. */
   insert(slot: number): void {
     const level = this.levelFor(slot);
+    const start = this.linkAbove(slot, level);
+    if (!start) return;
+    const qPtr = this.kernels.codePtr(slot);
+    const found = this.searchLayer(qPtr, start.node, start.dist, this.efConstruction, 0, null);
+    const ids: number[] = [];
+    const ds: number[] = [];
+    // The slot itself may be in the arena already linked by a previous life: never self-link.
+    for (let i = 0; i < found.ids.length; i++) {
+      if (found.ids[i] !== slot) {
+        ids.push(found.ids[i]!);
+        ds.push(found.dists[i]!);
+      }
+    }
+    this.linkAt(slot, 0, ids, ds);
+    this.raiseEntry(slot, level);
+  }
+
+  /**
+   * Place `slot` and link it in its layers above 0. Returns where its layer-0 search starts, or
+   * null when it is the first node (then it is the entry point, with nothing to link).
+   */
+  private linkAbove(slot: number, level: number): { node: number; dist: number } | null {
     this.place(slot, level);
     this.dirty.add(slot);
     if (this.entry < 0) {
       this.entry = slot;
       this.maxLevel = level;
-      return;
+      return null;
     }
     const qPtr = this.kernels.codePtr(slot);
     let { node, dist } = this.descend(qPtr, level);
-    for (let l = Math.min(level, this.maxLevel); l >= 0; l--) {
+    for (let l = Math.min(level, this.maxLevel); l >= 1; l--) {
       const found = this.searchLayer(qPtr, node, dist, this.efConstruction, l, null);
-      // The slot itself may be in the arena already linked by a previous life: never self-link.
       const ids: number[] = [];
       const ds: number[] = [];
       for (let i = 0; i < found.ids.length; i++) {
@@ -525,14 +555,23 @@ export class Graph {
           ds.push(found.dists[i]!);
         }
       }
-      const chosen = this.select(ids, ds, this.M);
-      this.setLinks(slot, l, chosen);
-      for (const nb of chosen) this.addLink(nb, l, slot);
+      this.linkAt(slot, l, ids, ds);
       if (ids.length > 0) {
         node = ids[0]!;
         dist = ds[0]!;
       }
     }
+    return { node, dist };
+  }
+
+  /** Choose the neighbours of `slot` at `level` among candidates (closest first), and link back. */
+  private linkAt(slot: number, level: number, ids: number[], ds: number[]): void {
+    const chosen = this.select(ids, ds, this.M);
+    this.setLinks(slot, level, chosen);
+    for (const nb of chosen) this.addLink(nb, level, slot);
+  }
+
+  private raiseEntry(slot: number, level: number): void {
     if (level > this.maxLevel) {
       this.entry = slot;
       this.maxLevel = level;
@@ -543,13 +582,10 @@ export class Graph {
 
   /**
    * Link many slots (codes already in the arena), in this order. Large merges run in rounds of
-   * ROUND slots: the layer-0 searches of a round's nodes run on the graph as it stands before
-   * the round, half of them on a helper thread sharing the memory (read only), half here; then
-   * this thread links the round's nodes one by one, each also offered the nodes of its round
-   * linked before it (which its search could not see), so the result is the sequential
-   * algorithm's up to that visibility. Nodes with upper layers are inserted sequentially. All
-   * writes happen on this thread; without a helper (no worker script next to this module, as
-   * under the TypeScript test runner) every slot is inserted sequentially.
+   * ROUND slots whose layer-0 searches are shared with a helper thread reading the same memory
+   * (see `linkInRounds`); all writes happen on this thread. Without a helper (no worker script
+   * next to this module, as under the TypeScript test runner) every slot is inserted
+   * sequentially.
    */
   insertMany(slots: readonly number[]): void {
     let i = 0;
@@ -565,31 +601,54 @@ export class Graph {
         for (; i < n; i++) this.insert(slots[i]!);
         return;
       }
-      while (i < n) {
-        const round = slots.slice(i, i + ROUND);
-        i += round.length;
-        this.linkRound(round, helper);
-      }
+      this.linkInRounds(slots.slice(i), helper);
     } finally {
       helper?.stop();
     }
   }
 
-  private linkRound(round: number[], helper: Helper): void {
+  /**
+   * The rounds of a parallel merge, pipelined: while this thread links round r, the helper runs
+   * the layer-0 searches of round r+1 on the graph as it stands; this thread then takes what is
+   * left of them (both take jobs from one atomic counter, so neither waits on the other's
+   * share). A search of round r+1 may miss nodes of round r linked after it passed, and it
+   * cannot see the nodes of its own round linked before it: each node is offered both sets
+   * (`mates`) before its neighbours are chosen, so the result is the sequential algorithm's up
+   * to that visibility. Nodes with upper layers search those layers here, while linking.
+   */
+  private linkInRounds(slots: readonly number[], helper: Helper): void {
     const c = helper.ctrl;
+    let which: 0 | 1 = 0;
+    let round = slots.slice(0, ROUND);
+    let next = round.length;
+    this.finishRound(c, helper, which, this.postRound(c, helper, which, round));
+    let previous: number[] = [];
+    while (round.length > 0) {
+      const upcoming = slots.slice(next, next + ROUND);
+      next += upcoming.length;
+      const other: 0 | 1 = which === 0 ? 1 : 0;
+      const posted = upcoming.length > 0 && this.postRound(c, helper, other, upcoming);
+      this.linkRound(c, which, round, previous);
+      if (upcoming.length > 0) this.finishRound(c, helper, other, posted);
+      previous = round;
+      round = upcoming;
+      which = other;
+    }
+  }
+
+  /** Describe the round's searches in area `which` and start the helper on them; false if it is gone. */
+  private postRound(c: Int32Array, helper: Helper, which: 0 | 1, round: readonly number[]): boolean {
     const ef = this.efConstruction;
-    // jobs: the layer-0 nodes, each with its entry point into layer 0
-    let jobs = 0;
-    for (const slot of round) {
-      if (this.levelFor(slot) > 0) continue;
+    const area = areaAt(which, ef);
+    for (let j = 0; j < round.length; j++) {
+      const slot = round[j]!;
       const { node, dist } = this.descend(this.kernels.codePtr(slot), 0);
-      const at = JOBS + jobs * 3;
+      const at = area + j * 3;
       c[at] = slot;
       c[at + 1] = node;
       c[at + 2] = dist;
-      jobs++;
+      c[area + A_COUNTS + j] = -1;
     }
-    const half = jobs >> 1;
     const lay = this.kernels.layout;
     c[H_CAP] = lay.cap;
     c[H_L0] = lay.l0;
@@ -600,37 +659,57 @@ export class Graph {
     c[H_END] = lay.end;
     c[H_CLEAN] = this.clean ? 1 : 0;
     c[H_EF] = ef;
-    c[H_FROM] = 0;
-    c[H_TO] = half;
-    const helped = half > 0 && helper.run();
-    if (helped) this.helperRounds++;
-    this.runJobs(c, helped ? half : 0, jobs);
-    if (helped && !helper.wait()) this.runJobs(c, 0, half);
-    // link, in round order
-    const mates: number[] = [];
+    c[H_AREA] = area;
+    c[H_JOBS] = round.length;
+    Atomics.store(c, H_NEXT, 0);
+    const started = helper.run();
+    if (started) this.helperRounds++;
+    return started;
+  }
+
+  /** Take the posted round's remaining searches, then wait for the helper's last one. */
+  private finishRound(c: Int32Array, helper: Helper, which: 0 | 1, posted: boolean): void {
+    this.runJobs(c);
+    if (!posted || helper.wait()) return;
+    // The helper stopped answering: redo the searches it took and did not finish.
+    const area = areaAt(which, this.efConstruction);
+    for (let j = 0; j < c[H_JOBS]!; j++) if (Atomics.load(c, area + A_COUNTS + j) < 0) this.runJob(c, area, this.efConstruction, j);
+  }
+
+  /** Link the nodes of a round whose searches are done (area `which`), in round order. */
+  private linkRound(c: Int32Array, which: 0 | 1, round: readonly number[], previous: readonly number[]): void {
+    const ef = this.efConstruction;
+    const area = areaAt(which, ef);
+    const ids = area + A_IDS;
+    const dists = ids + ROUND * ef;
+    const mates = previous.slice();
     const cIds: number[] = [];
     const cDs: number[] = [];
-    let job = 0;
-    for (const slot of round) {
-      if (this.levelFor(slot) > 0) {
-        this.insert(slot);
-        mates.push(slot);
-        continue;
+    let mateDists = new Array<number>(0);
+    for (let j = 0; j < round.length; j++) {
+      const slot = round[j]!;
+      const level = this.levelFor(slot);
+      if (level > 0) {
+        this.linkAbove(slot, level);
+      } else {
+        this.place(slot, 0);
+        this.dirty.add(slot);
       }
-      const j = job++;
-      const count = c[COUNTS + j]!;
+      const count = c[area + A_COUNTS + j]!;
       cIds.length = 0;
       cDs.length = 0;
       for (let k = 0; k < count; k++) {
-        cIds.push(c[IDS + j * ef + k]!);
-        cDs.push(c[distsAt(ef) + j * ef + k]!);
+        cIds.push(c[ids + j * ef + k]!);
+        cDs.push(c[dists + j * ef + k]!);
       }
       if (mates.length > 0) {
-        const dists = new Array<number>(mates.length);
-        this.scoreMany(this.kernels.codePtr(slot), mates, dists);
+        if (mateDists.length < mates.length) mateDists = new Array<number>(mates.length + ROUND);
+        this.scoreMany(this.kernels.codePtr(slot), mates, mateDists);
         for (let m = 0; m < mates.length; m++) {
-          const d = dists[m]!;
+          const d = mateDists[m]!;
           if (cIds.length >= ef && d >= cDs[cDs.length - 1]!) continue;
+          // a node of the previous round may have been found by the search as well
+          if (cIds.includes(mates[m]!)) continue;
           let at = cDs.length;
           while (at > 0 && cDs[at - 1]! > d) at--;
           cIds.splice(at, 0, mates[m]!);
@@ -641,24 +720,17 @@ export class Graph {
           }
         }
       }
-      this.place(slot, 0);
-      this.dirty.add(slot);
-      if (this.entry < 0) {
-        this.entry = slot;
-        this.maxLevel = 0;
-      }
-      const chosen = this.select(cIds, cDs, this.M);
-      this.setLinks(slot, 0, chosen);
-      for (const nb of chosen) this.addLink(nb, 0, slot);
+      this.linkAt(slot, 0, cIds, cDs);
+      this.raiseEntry(slot, level);
       mates.push(slot);
     }
   }
 
   /**
-   * Run the layer-0 searches of jobs [from, to) described in `c` (see `linkRound`), writing
-   * each one's closest nodes, closest first and without the node itself, to the results.
+   * Take jobs of the posted round until none is left (both threads run this), writing each
+   * one's closest nodes, closest first and without the node itself, to its results.
    */
-  runJobs(c: Int32Array, from: number, to: number): void {
+  runJobs(c: Int32Array): void {
     if (this.isHelper) {
       const lay: Layout = { cap: c[H_CAP]!, l0: c[H_L0]!, l0n: c[H_L0N]!, levels: c[H_LEVELS]!, visited: c[H_VISITED]!, visited2: c[H_VISITED2]!, end: c[H_END]! };
       const cur = this.kernels.layout;
@@ -669,32 +741,42 @@ export class Graph {
       this.clean = c[H_CLEAN] === 1;
     }
     const ef = c[H_EF]!;
-    const dists = distsAt(ef);
-    const res = this.res;
-    for (let j = from; j < to; j++) {
-      const at = JOBS + j * 3;
-      const slot = c[at]!;
-      this.walk(this.kernels.codePtr(slot), c[at + 1]!, c[at + 2]!, ef, 0, null);
-      let count = 0;
-      const base = j * ef;
-      // drained farthest first: written from the back, then moved to the front
-      const size = res.size;
-      let w = size;
-      while (res.size > 0) {
-        const d = -res.topKey;
-        const id = res.pop();
-        if (id === slot) continue;
-        w--;
-        c[IDS + base + w] = id;
-        c[dists + base + w] = d;
-        count++;
-      }
-      if (w > 0) {
-        c.copyWithin(IDS + base, IDS + base + w, IDS + base + size);
-        c.copyWithin(dists + base, dists + base + w, dists + base + size);
-      }
-      c[COUNTS + j] = count;
+    const area = c[H_AREA]!;
+    const jobs = c[H_JOBS]!;
+    for (;;) {
+      const j = Atomics.add(c, H_NEXT, 1);
+      if (j >= jobs) return;
+      this.runJob(c, area, ef, j);
     }
+  }
+
+  private runJob(c: Int32Array, area: number, ef: number, j: number): void {
+    const at = area + j * 3;
+    const slot = c[at]!;
+    this.walk(this.kernels.codePtr(slot), c[at + 1]!, c[at + 2]!, ef, 0, null);
+    const res = this.res;
+    const ids = area + A_IDS;
+    const dists = ids + ROUND * ef;
+    const base = j * ef;
+    // drained farthest first: written from the back, then moved to the front
+    const size = res.size;
+    let w = size;
+    let count = 0;
+    while (res.size > 0) {
+      const d = -res.topKey;
+      const id = res.pop();
+      if (id === slot) continue;
+      w--;
+      c[ids + base + w] = id;
+      c[dists + base + w] = d;
+      count++;
+    }
+    if (w > 0) {
+      c.copyWithin(ids + base, ids + base + w, ids + base + size);
+      c.copyWithin(dists + base, dists + base + w, dists + base + size);
+    }
+    // last: a count >= 0 says the results are complete
+    Atomics.store(c, area + A_COUNTS + j, count);
   }
 
   // --- deletion -------------------------------------------------------------------------------
