@@ -483,9 +483,11 @@ function readdirSafe(dir: string): Dirent[] {
   }
 }
 
+/** Bytes allocated on disk: an LMDB data file with a writable map is sparse, sized to the map. */
 function statSize(path: string): number {
   try {
-    return statSync(path).size;
+    const stat = statSync(path);
+    return Math.min(stat.size, stat.blocks * 512);
   } catch {
     return 0;
   }
