@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { MigrationError } from './errors.js';
 import { checkpointPath, loadCheckpoint, removeCheckpoint, saveCheckpoint, type Checkpoint } from './checkpoint.js';
 import type { CollectionConfig } from './qdrant/config.js';
+import { scrollInBackground } from './qdrant/background-scroll.js';
 import { QdrantHttp } from './qdrant/http.js';
 import { PointMapper, planMapping, type MappingOptions, type MappingPlan } from './qdrant/mapping.js';
 import { MappingReport, type MappingReportJson } from './qdrant/report.js';
@@ -313,7 +314,7 @@ async function streamDocuments(
   };
 
   try {
-    for await (const page of source.scroll(collection, { start: cp.nextOffset, pageSize: o.pageSize, withVector: plan.withVector })) {
+    for await (const page of scrollInBackground(source.http, collection, { start: cp.nextOffset, pageSize: o.pageSize, withVector: plan.withVector })) {
       // targets that take objects get a size estimate from the page text instead of a serialisation
       const estimate = page.points.length > 0 ? Math.ceil(page.length / page.points.length) : 0;
       for (const p of page.points) {

@@ -26,6 +26,21 @@ export class QdrantHttp {
     this.policy = { ...DEFAULT_RETRY, ...o.retry };
   }
 
+  /**
+   * The options as plain data, for a reader on another thread (see background-scroll.ts); null
+   * when they hold functions (a test's injected sleep or random), which cannot cross threads.
+   * Retries there are reported back through `reportRetry`.
+   */
+  portableOptions(): Omit<QdrantHttpOptions, 'onRetry'> | null {
+    const { onRetry: _onRetry, ...rest } = this.o;
+    if (rest.retry && Object.values(rest.retry).some((v) => typeof v === 'function')) return null;
+    return rest;
+  }
+
+  reportRetry(info: { attempt: number; delayMs: number; reason: string }): void {
+    this.o.onRetry?.(info);
+  }
+
   get<T>(path: string): Promise<T> {
     return this.request<T>('GET', path);
   }
@@ -83,7 +98,7 @@ export class QdrantHttp {
 
   private async wait(attempt: number, retryAfterMs: number | undefined, reason: string): Promise<void> {
     const delayMs = backoffDelay(this.policy, attempt, retryAfterMs);
-    this.o.onRetry?.({ attempt: attempt + 1, delayMs, reason });
+    this.reportRetry({ attempt: attempt + 1, delayMs, reason });
     await (this.policy.sleep ?? sleep)(delayMs);
   }
 }
