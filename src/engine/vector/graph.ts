@@ -155,6 +155,20 @@ export interface Scored {
   dists: number[];
 }
 
+/** `found` without `slot`: a slot may be in the arena already linked by a previous life, and must never link to itself. */
+function without(found: Scored, slot: number): Scored {
+  if (!found.ids.includes(slot)) return found;
+  const ids: number[] = [];
+  const dists: number[] = [];
+  for (let i = 0; i < found.ids.length; i++) {
+    if (found.ids[i] !== slot) {
+      ids.push(found.ids[i]!);
+      dists.push(found.dists[i]!);
+    }
+  }
+  return { ids, dists };
+}
+
 export class Graph {
   readonly M: number;
   readonly M0: number;
@@ -516,18 +530,8 @@ export class Graph {
     const level = this.levelFor(slot);
     const start = this.linkAbove(slot, level);
     if (!start) return;
-    const qPtr = this.kernels.codePtr(slot);
-    const found = this.searchLayer(qPtr, start.node, start.dist, this.efConstruction, 0, null);
-    const ids: number[] = [];
-    const ds: number[] = [];
-    // The slot itself may be in the arena already linked by a previous life: never self-link.
-    for (let i = 0; i < found.ids.length; i++) {
-      if (found.ids[i] !== slot) {
-        ids.push(found.ids[i]!);
-        ds.push(found.dists[i]!);
-      }
-    }
-    this.linkAt(slot, 0, ids, ds);
+    const { ids, dists } = without(this.searchLayer(this.kernels.codePtr(slot), start.node, start.dist, this.efConstruction, 0, null), slot);
+    this.linkAt(slot, 0, ids, dists);
     this.raiseEntry(slot, level);
   }
 
@@ -546,19 +550,11 @@ export class Graph {
     const qPtr = this.kernels.codePtr(slot);
     let { node, dist } = this.descend(qPtr, level);
     for (let l = Math.min(level, this.maxLevel); l >= 1; l--) {
-      const found = this.searchLayer(qPtr, node, dist, this.efConstruction, l, null);
-      const ids: number[] = [];
-      const ds: number[] = [];
-      for (let i = 0; i < found.ids.length; i++) {
-        if (found.ids[i] !== slot) {
-          ids.push(found.ids[i]!);
-          ds.push(found.dists[i]!);
-        }
-      }
-      this.linkAt(slot, l, ids, ds);
+      const { ids, dists } = without(this.searchLayer(qPtr, node, dist, this.efConstruction, l, null), slot);
+      this.linkAt(slot, l, ids, dists);
       if (ids.length > 0) {
         node = ids[0]!;
-        dist = ds[0]!;
+        dist = dists[0]!;
       }
     }
     return { node, dist };
@@ -615,6 +611,9 @@ export class Graph {
    * cannot see the nodes of its own round linked before it: each node is offered both sets
    * (`mates`) before its neighbours are chosen, so the result is the sequential algorithm's up
    * to that visibility. Nodes with upper layers search those layers here, while linking.
+   * The helper reads layer-0 lists this thread may be rewriting: a list's entries are written
+   * before its count and every entry names a placed node, so a torn read only changes the
+   * path a search takes, never what memory it reads.
    */
   private linkInRounds(slots: readonly number[], helper: Helper): void {
     const c = helper.ctrl;
