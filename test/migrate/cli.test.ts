@@ -133,6 +133,26 @@ describe('search migrate qdrant (built CLI)', () => {
     });
   });
 
+  it('reads pages on its reader thread through retried faults; a page that keeps failing stops the run (exit 6) and --resume finishes', async () => {
+    const cwd = tmp();
+    const args = ['--collection', 'cities', '--db-path', 'db', '--json', '--batch-size', '40', '--page-size', '20', '--retries', '1'];
+    const n = qdrant.counts.scroll;
+    // request n+3 is answered 429 once (retried), requests n+9 and n+10 (a page and its one retry) 500
+    qdrant.faults.rules.push({ route: 'scroll', nth: [n + 3], status: 429, retryAfter: '0' }, { route: 'scroll', nth: [n + 9, n + 10], status: 500 });
+    const failed = await cli(args, cwd);
+    qdrant.faults.rules = [];
+    expect(failed.exitCode, failed.stderr).toBe(6);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ ok: false, error: { kind: 'http', message: expect.stringMatching(/^Qdrant answered 500 to POST \/collections\/cities\/points\/scroll/) } });
+    // the batches confirmed before the failure are kept: the second run starts after them
+    const resumed = await cli([...args, '--resume'], cwd);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const c = report(resumed.stdout).collections[0]!;
+    expect(c.resumedFrom).not.toBeNull();
+    expect(c.counts.migratedThisRun).toBeLessThan(500);
+    expect(c.verification).toMatchObject({ passed: true, qdrantCount: 500, documentCount: 500 });
+    await withEngine(join(cwd, 'db'), (e) => expect(e.indexStats('cities').numberOfDocuments).toBe(500));
+  });
+
   it('stops on Ctrl-C (exit 130) and --resume finishes the job', async () => {
     const cwd = tmp();
     const args = ['--collection', 'movies', '--db-path', 'db', '--batch-size', '40', '--page-size', '20'];
