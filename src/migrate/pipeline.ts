@@ -3,7 +3,8 @@
  * apply settings -> stream pages -> batched writes -> checkpoint -> verify -> (swap).
  *
  * Memory stays bounded by the pages read ahead (READ_AHEAD_POINTS, background-scroll.ts) plus
- * the batches in flight (at most `MAX_IN_FLIGHT`), whatever the collection size. Checkpoints advance only when the target confirms a batch.
+ * the batches in flight (at most `MAX_IN_FLIGHT`), whatever the collection size. Checkpoints
+ * advance only when the target confirms a batch.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -15,8 +15,9 @@
  * in the map instead of in private copies. A batch rewrites pages across every word, value and
  * neighbour list it touches, so those copies grew with the database (migrating 200k vectors in
  * 30k-document batches, the last batches held 150-250 MB more of them than the first, never
- * returned to the system); in the map they are file pages the kernel writes back and can reclaim. Commits are as durable as before, but
- * the data file is sized to the map (sparse: `databaseSize` counts allocated blocks).
+ * returned to the system); in the map they are file pages the kernel writes back and can
+ * reclaim. Commits are as durable as before, but the data file is sized to the map (sparse:
+ * `databaseSize` counts allocated blocks).
  *
  * The map starts at INITIAL_MAP_BYTES rather than lmdb's 128 KiB: lmdb grows a full map by
  * mapping the file again and keeps every earlier mapping (buffers handed out may point into
