@@ -2,7 +2,7 @@
  * `search migrate qdrant`: one collection at a time, read config -> plan -> create index and
  * apply settings -> stream pages -> batched writes -> checkpoint -> verify -> (swap).
  *
- * Memory stays bounded by the pages read ahead (READ_AHEAD_POINTS, background-scroll.ts) plus
+ * Memory stays bounded by the pages read ahead (READ_AHEAD, background-scroll.ts) plus
  * the batches in flight (at most `MAX_IN_FLIGHT`), whatever the collection size. Checkpoints
  * advance only when the target confirms a batch.
  */

@@ -5,8 +5,9 @@
  * transaction, during which it cannot receive pages: reading here left the engine waiting for
  * the next batch after nearly every one it wrote (4.5 s idle, and more spent reading while the
  * engine had nothing to do, in a 42 s migration of 200k points).
- * The worker fetches and parses pages meanwhile, up to READ_AHEAD_POINTS ahead of what this
- * thread has taken, so memory stays bounded whatever the collection's size.
+ * The worker fetches and parses pages meanwhile, up to READ_AHEAD (points and bytes of page
+ * text) ahead of what this thread has taken, so memory stays bounded whatever the collection's
+ * size and however large its payloads.
  *
  * Without the compiled worker script (the TypeScript test runner) or with options that cannot
  * cross threads, pages are read on this thread, one ahead (QdrantSource.scroll).
@@ -18,8 +19,12 @@ import { MigrationError, type MigrationErrorKind } from '../errors.js';
 import type { QdrantHttp, QdrantHttpOptions } from './http.js';
 import { QdrantSource, type ScrollOptions, type ScrollPage } from './source.js';
 
-/** Points read ahead of the caller: about 40 MB of parsed 100-d points, the time of a write transaction at Qdrant's pace. */
-export const READ_AHEAD_POINTS = 32_768;
+/**
+ * How far the worker may read ahead of the caller: about a write transaction's time at Qdrant's
+ * pace for 100-d points (32k points, 36 MB of page text), and no more than 64 MiB of page text
+ * for points with large payloads. A single larger page still goes through.
+ */
+export const READ_AHEAD = { points: 32_768, bytes: 64 * 1024 * 1024 };
 
 const SCRIPT = new URL('./scroll-thread.js', import.meta.url);
 
@@ -30,6 +35,8 @@ export interface ScrollThreadData {
   scroll: ScrollOptions;
   /** Pages it may send before the caller has taken them. */
   pagesAhead: number;
+  /** Page text (UTF-16 units, `ScrollPage.length`) it may send before the caller has taken it. */
+  bytesAhead: number;
 }
 
 /** What the worker sends: pages in order, retries as they happen, then the end or an error. */
@@ -39,10 +46,11 @@ export type ScrollThreadMessage =
   | { type: 'end' }
   | { type: 'error'; kind: MigrationErrorKind; message: string; details?: Record<string, unknown> };
 
-export function scrollInBackground(http: QdrantHttp, collection: string, o: ScrollOptions): AsyncGenerator<ScrollPage> {
+export function scrollInBackground(http: QdrantHttp, collection: string, o: ScrollOptions, ahead = READ_AHEAD): AsyncGenerator<ScrollPage> {
   const options = http.portableOptions();
   if (!options || !workerScriptExists()) return new QdrantSource(http).scroll(collection, o);
-  return readFromWorker(http, { http: options, collection, scroll: o, pagesAhead: Math.max(2, Math.ceil(READ_AHEAD_POINTS / o.pageSize)) });
+  const pagesAhead = Math.max(2, Math.ceil(ahead.points / o.pageSize));
+  return readFromWorker(http, { http: options, collection, scroll: o, pagesAhead, bytesAhead: ahead.bytes });
 }
 
 function workerScriptExists(): boolean {

@@ -1,6 +1,7 @@
 /**
  * The worker of background-scroll.ts: scrolls one collection and posts each page, never more
- * than `pagesAhead` pages before the owner has taken them.
+ * than `pagesAhead` pages, nor (beyond the first) `bytesAhead` of page text, before the owner
+ * has taken them. The owner answers each page it takes with a message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { MigrationError } from '../errors.js';
@@ -12,19 +13,23 @@ const data = workerData as ScrollThreadData;
 const port = parentPort!;
 const post = (m: ScrollThreadMessage) => port.postMessage(m);
 
-let credit = data.pagesAhead;
+/** Text lengths of the pages posted and not yet taken, oldest first. */
+const untaken: number[] = [];
+let untakenBytes = 0;
 let wake: (() => void) | null = null;
 port.on('message', () => {
-  credit++;
+  untakenBytes -= untaken.shift() ?? 0;
   wake?.();
 });
+const full = () => untaken.length >= data.pagesAhead || (untaken.length > 0 && untakenBytes >= data.bytesAhead);
 
 try {
   const http = new QdrantHttp({ ...data.http, onRetry: (info) => post({ type: 'retry', info }) });
   for await (const page of new QdrantSource(http).scroll(data.collection, data.scroll)) {
-    while (credit === 0) await new Promise<void>((r) => (wake = r));
+    while (full()) await new Promise<void>((r) => (wake = r));
     wake = null;
-    credit--;
+    untaken.push(page.length);
+    untakenBytes += page.length;
     post({ type: 'page', page });
   }
   post({ type: 'end' });
