@@ -13,9 +13,19 @@ import { totalmem } from 'node:os';
 export const MEMORY_PER_PAYLOAD_BYTE = 16;
 const MIB = 1024 * 1024;
 
-/** The default budget: a quarter of the machine's memory, at most 1 GiB (batches of up to 64 MiB of payload). */
-export function defaultIndexingMemory(machineMemory = totalmem()): number {
-  return Math.min(1024 * MIB, Math.floor(machineMemory / 4));
+/**
+ * The memory this process may use: the machine's, or the container's limit when it is lower
+ * (`process.constrainedMemory()` reads the cgroup limit; unconstrained it returns 0 or a huge
+ * value). Sizing from the machine alone inside a 512 MB container would gather batches of 64 MiB
+ * of payload and get the process killed.
+ */
+export function availableMemory(machine = totalmem(), constrained = process.constrainedMemory?.() ?? 0): number {
+  return constrained > 0 && constrained < machine ? constrained : machine;
+}
+
+/** The default budget: a quarter of the available memory, at most 1 GiB (batches of up to 64 MiB of payload). */
+export function defaultIndexingMemory(memory = availableMemory()): number {
+  return Math.min(1024 * MIB, Math.floor(memory / 4));
 }
 
 /** Payload bytes a batch may gather under `indexingMemory` bytes (never below 1 MiB). */
