@@ -27,7 +27,7 @@ describe('search serve with the ops options, and the ops commands against it', (
     try {
       const { body: list } = await json(`${served.url}/tasks?types=upgradeDatabase`);
       expect(list.results).toHaveLength(1);
-      expect(list.results[0]).toMatchObject({ type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.1.0' } });
+      expect(list.results[0]).toMatchObject({ type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.2.0' } });
       expect((await waitTask(served.url, list.results[0].uid)).status).toBe('succeeded');
 
       const posted = await json(`${served.url}/dumps`, { method: 'POST' });
@@ -68,11 +68,11 @@ describe('search serve with the ops options, and the ops commands against it', (
     expect((await search(['snapshot', 'import', FIXTURE, '--db-path', db])).exitCode).toBe(0);
     const refused = await search(['dump', 'create', '--db-path', db]);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toMatch(/version 0\.9\.0 but this binary is version 1\.1\.0/);
+    expect(refused.stderr).toMatch(/version 0\.9\.0 but this binary is version 1\.2\.0/);
 
     const plan = await search(['upgrade', '--db-path', db, '--dry-run']);
     expect(plan.exitCode).toBe(0);
-    expect(plan.stdout).toMatch(/version 0\.9\.0; this binary: 1\.1\.0/);
+    expect(plan.stdout).toMatch(/version 0\.9\.0; this binary: 1\.2\.0/);
     expect(plan.stdout).toMatch(/take a snapshot/);
     expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
 
@@ -84,9 +84,9 @@ describe('search serve with the ops options, and the ops commands against it', (
     const ok = await search(['upgrade', '--db-path', db, '--json']);
     expect(ok.exitCode).toBe(0);
     const report = JSON.parse(ok.stdout);
-    expect(report).toMatchObject({ outcome: 'upgraded', from: '0.9.0', to: '1.1.0' });
+    expect(report).toMatchObject({ outcome: 'upgraded', from: '0.9.0', to: '1.2.0' });
     expect(existsSync(report.snapshot)).toBe(true);
-    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.1.0');
+    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.2.0');
     expect((await search(['rollback', '--db-path', db])).stdout).toMatch(/Nothing to roll back/);
 
     const viaDump = join(root, 'via-dump.ms');
@@ -94,7 +94,7 @@ describe('search serve with the ops options, and the ops commands against it', (
     const byDump = await search(['upgrade', '--db-path', viaDump, '--via-dump', '--json']);
     expect(byDump.exitCode).toBe(0);
     expect(JSON.parse(byDump.stdout)).toMatchObject({ outcome: 'upgraded', previous: `${viaDump}.pre-upgrade-0.9.0` });
-    expect(readFileSync(join(viaDump, 'VERSION'), 'utf8').trim()).toBe('1.1.0');
+    expect(readFileSync(join(viaDump, 'VERSION'), 'utf8').trim()).toBe('1.2.0');
     expect(readFileSync(join(`${viaDump}.pre-upgrade-0.9.0`, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
   });
 });

@@ -9,6 +9,10 @@ import { CURRENT_DB_VERSION, upgradePath } from '../../src/engine/ops/version/hi
 import { UpgradeJournal } from '../../src/engine/ops/version/journal.js';
 import { rollbackUpgrade, runUpgrade } from '../../src/engine/ops/version/upgrade.js';
 import { rawState } from './helpers/raw-state.js';
+import { Engine } from '../../src/engine/engine.js';
+import { ENTRIES_DB } from '../../src/engine/search/keyword/layout.js';
+import { decodeEntry } from '../../src/engine/search/keyword/entry.js';
+import { readdirSync } from 'node:fs';
 
 const movies: Array<Record<string, unknown>> = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')).slice(0, 3000);
 
@@ -64,7 +68,7 @@ describe('storage format versions', () => {
     expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
     writeFileSync(join(db, 'VERSION'), '9.0.0\n');
     expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/written by version 9\.0\.0, newer than this binary/);
-    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0']);
+    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0']);
     expect(checkDatabaseVersion(join(db, 'fresh'))).toEqual({ kind: 'new' });
   });
 
@@ -78,6 +82,40 @@ describe('storage format versions', () => {
     expect(readFileSync(join(db, 'VERSION'), 'utf8')).toBe('1.0.0\n');
     expect(UpgradeJournal.exists(db)).toBe(false);
     for (const h of handles) await h.store.close();
+  });
+
+  test('the 1.1.0 -> 1.2.0 step re-encodes every document entry exactly and drops the u32 ones', async () => {
+    const engine = await Engine.open({ dbPath: db, logLevel: 'off' });
+    await engine.waitForTask((await engine.addDocuments('movies', movies.slice(0, 1500), { primaryKey: 'id' })).taskUid);
+    await engine.close();
+    const rel = `indexes/${readdirSync(join(db, 'indexes'))[0]}`;
+    // Back to the 1.1.0 layout: the same entries as u32 LE in kw-docs, no kw-entries.
+    let store = new IndexStore(join(db, rel));
+    const entries = store.openDB<Buffer, number>(ENTRIES_DB, { keyEncoding: 'uint32', encoding: 'binary' });
+    const legacy = store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' });
+    const original = new Map<number, Buffer>();
+    for (const { key, value } of entries.getRange()) original.set(key as number, Buffer.from(value as Buffer));
+    expect(original.size).toBe(1500);
+    store.write(() => {
+      for (const [docid, bytes] of original) {
+        const words = [0];
+        for (const [fid, ids, positions] of decodeEntry(bytes)) words.push(fid, ids.length, ...ids, ...positions), words[0]!++;
+        legacy.putSync(docid, Buffer.from(new Uint32Array(words).buffer));
+      }
+      entries.dropSync();
+    });
+    await store.close();
+    writeFileSync(join(db, 'VERSION'), '1.1.0\n');
+
+    store = new IndexStore(join(db, rel));
+    await runUpgrade({ dbPath: db, from: '1.1.0', to: '1.2.0', indexes: [{ uid: 'movies', rel, store }] });
+    expect(readFileSync(join(db, 'VERSION'), 'utf8')).toBe('1.2.0\n');
+    const converted = store.openDB<Buffer, number>(ENTRIES_DB, { keyEncoding: 'uint32', encoding: 'binary' });
+    const after = new Map<number, Buffer>();
+    for (const { key, value } of converted.getRange()) after.set(key as number, Buffer.from(value as Buffer));
+    expect(after).toEqual(original);
+    expect(store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' }).getKeysCount()).toBe(0);
+    await store.close();
   });
 
   test('a fault midway, then rollback, restores every byte of the pre-upgrade state', async () => {

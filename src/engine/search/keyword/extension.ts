@@ -3,7 +3,7 @@
  *
  * A batch accumulates per-key deltas (docids added and removed), then merges each touched posting
  * list once; when the deltas grow past a bound they are merged early, so memory stays bounded
- * whatever the payload size. Removals use the stored extraction of the document (`kw-docs`), so
+ * whatever the payload size. Removals use the stored extraction of the document (`kw-entries`), so
  * an update or deletion removes exactly what was indexed.
  *
  * Extraction and merging only read committed data, so `prepare` does them before the batch's
@@ -20,7 +20,8 @@ import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { appendAscending, BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeEntry, decodeWordRecord, encodeEntry, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { decodeEntry, encodeEntry } from './entry.js';
+import { appendAscending, BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -466,7 +467,7 @@ class BatchWriter {
   private vocabularyEmpty: boolean;
   /** Databases known to hold nothing (all of them when the batch starts from scratch). */
   private readonly emptyDbs = new Set<Database<Buffer, string>>();
-  /** Stored entries (kw-docs) to write at the next flush. */
+  /** Stored entries (kw-entries) to write at the next flush. */
   private docWrites = new WriteList<number>();
 
   /**

@@ -11,11 +11,11 @@
  *                                                batch's writes few (see encodeWordRecord)
  *   kw-values       words of a value -> docids   every short value (array element, sentence) as a
  *                                                whole, for the exactness rule's exact matches
- *   kw-docs         docid -> u32[]               the extracted words of each document as word ids,
+ *   kw-entries      docid -> entry               the extracted words of each document as word ids,
  *                                                in order with positions (proximity, wordPosition,
  *                                                exactness, phrases), and the exact record of what
- *                                                was indexed, so a deletion removes exactly that:
- *                                                [fieldCount, (fid, n, id x n, position x n)...]
+ *                                                was indexed, so a deletion removes exactly that;
+ *                                                varints, see entry.ts
  *   kw-id-blocks    block -> string[]        words by id, ID_BLOCK ids per key (id -> word for the
  *                                                stored entries; word -> id is in kw-word-parts)
  *   kw-meta         'fields' -> string[]         field id -> field path
@@ -24,7 +24,8 @@
  *
  * Format 1.0.0 kept one key per (word, field) in `kw-word-fids`, per (word, bucket) in `kw-word-pos`
  * and the ids in `kw-word-ids` / `kw-id-words`: three times the keys, and LMDB puts were the largest
- * cost of indexing. `src/engine/ops/version/history.ts` converts that layout.
+ * cost of indexing. Format 1.1.0 kept the entries as u32 pairs in `kw-docs`, three times the
+ * bytes. `src/engine/ops/version/history.ts` converts both.
  */
 import type { Database } from 'lmdb';
 import type { IndexStore } from '../../index/store.js';
@@ -32,89 +33,11 @@ import type { IndexStore } from '../../index/store.js';
 /** Prefix postings are kept for prefixes up to this many characters; longer prefixes are few words, resolved from the dictionary. */
 export const PREFIX_MAX = 4;
 
-/** One field of a document: word ids and positions, in order. */
-export type FieldWords = [fid: number, words: Uint32Array, positions: Uint32Array];
-export type DocEntry = FieldWords[];
-
-/** The same with the words themselves, as extracted before ids are assigned. */
+/** A document's entry with the words themselves, as extracted before ids are assigned. */
 export type TextEntry = Array<[fid: number, words: string[], positions: number[]]>;
 
-/** Scratch space for encoding entries: a small typed array allocation per document costs more than the encoding. */
-let entryScratch = new Uint32Array(4096);
-
-export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, ArrayLike<number>]>): Buffer {
-  let size = 1;
-  for (const [, ids] of fields) size += 2 + 2 * ids.length;
-  if (size > entryScratch.length) entryScratch = new Uint32Array(Math.max(size, entryScratch.length * 2));
-  const out = entryScratch;
-  out[0] = fields.length;
-  let o = 1;
-  for (const [fid, ids, positions] of fields) {
-    const n = ids.length;
-    out[o++] = fid;
-    out[o++] = n;
-    for (let i = 0; i < n; i++) out[o + i] = ids[i]!;
-    o += n;
-    for (let i = 0; i < n; i++) out[o + i] = positions[i]!;
-    o += n;
-  }
-  // Small buffers come from Node's shared pool.
-  const bytes = Buffer.allocUnsafe(4 * size);
-  bytes.set(new Uint8Array(out.buffer, 0, 4 * size));
-  return bytes;
-}
-
-/**
- * Exactness of a stored entry against query word ids, read in place (no copy): 0 when a value
- * (array element or sentence) is exactly the query, 1 when one starts with it, -1 otherwise.
- */
-export function entryExactness(raw: Buffer, wanted: readonly number[]): number {
-  const count = raw.readUInt32LE(0);
-  let o = 4;
-  let start = false;
-  const m = wanted.length;
-  for (let f = 0; f < count; f++) {
-    o += 4; // fid
-    const n = raw.readUInt32LE(o);
-    o += 4;
-    const ids = o;
-    const pos = o + 4 * n;
-    let from = 0;
-    for (let i = 1; i <= n; i++) {
-      if (i === n || raw.readUInt32LE(pos + 4 * i) - raw.readUInt32LE(pos + 4 * (i - 1)) >= 8) {
-        if (i - from >= m) {
-          let ok = true;
-          for (let k = 0; k < m && ok; k++) ok = raw.readUInt32LE(ids + 4 * (from + k)) === wanted[k];
-          if (ok) {
-            if (i - from === m) return 0;
-            start = true;
-          }
-        }
-        from = i;
-      }
-    }
-    o = pos + 4 * n;
-  }
-  return start ? 1 : -1;
-}
-
-export function decodeEntry(raw: Uint8Array): DocEntry {
-  // Copy into an aligned buffer: LMDB hands out unaligned views, and lmdb's fast reads return a
-  // shared buffer whose `length` (not `byteLength`) is the value's size.
-  const size = raw.length;
-  const words = new Uint32Array(size >>> 2);
-  new Uint8Array(words.buffer).set(raw.subarray(0, size));
-  const entry: DocEntry = [];
-  const count = words[0]!;
-  let o = 1;
-  for (let f = 0; f < count; f++) {
-    const fid = words[o++]!;
-    const n = words[o++]!;
-    entry.push([fid, words.subarray(o, o + n), words.subarray(o + n, o + 2 * n)]);
-    o += 2 * n;
-  }
-  return entry;
-}
+/** The database of document entries (see entry.ts). */
+export const ENTRIES_DB = 'kw-entries';
 
 export interface KeywordDbs {
   words: Database<Buffer, string>;
@@ -138,7 +61,7 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordParts: store.openDB<Buffer, string>('kw-word-parts', { encoding: 'binary' }),
       values: store.openDB<Buffer, string>('kw-values', { encoding: 'binary' }),
-      docs: store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' }),
+      docs: store.openDB<Buffer, number>(ENTRIES_DB, { keyEncoding: 'uint32', encoding: 'binary' }),
       idBlocks: store.openDB<Array<string | null>, number>('kw-id-blocks', { keyEncoding: 'uint32', encoding: 'msgpack' }),
       meta: store.openDB<any, string>('kw-meta', { encoding: 'msgpack' }),
     };

@@ -1,6 +1,11 @@
 /**
- * The keyword layout of storage format 1.0.0 and its conversion to the current one (see
- * layout.ts). Format 1.0.0 kept, besides the databases that did not change:
+ * The keyword layouts of earlier storage formats and their conversion to the current one (see
+ * layout.ts).
+ *
+ * Format 1.1.0 (and 1.0.0) kept each document's entry as u32 LE values in `kw-docs`:
+ * [fieldCount, (fid, n, id x n, position x n)...]. 1.2.0 keeps them as varints in `kw-entries`.
+ *
+ * Format 1.0.0 kept, besides the databases that did not change:
  *
  *   kw-word-fids   word \0 fid -> docids      one key per (word, field)
  *   kw-word-pos    word \0 bucket -> docids   one key per (word, first-position bucket)
@@ -13,7 +18,8 @@
  */
 import type { Database } from 'lmdb';
 import type { IndexStore } from '../../index/store.js';
-import { bucketTag, bumpKeywordGeneration, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, type WordPart } from './layout.js';
+import { encodeEntry } from './entry.js';
+import { bucketTag, bumpKeywordGeneration, ENTRIES_DB, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, type WordPart } from './layout.js';
 
 /** The databases the conversion creates (a rollback empties them). */
 export const CONVERTED_DATABASES = ['kw-word-parts', 'kw-id-blocks'] as const;
@@ -87,4 +93,52 @@ export function convertLegacyKeywordLayout(store: IndexStore, checkpoint: () => 
 /** Drops the 1.0.0 databases (after the upgrade committed). Call inside a write transaction. */
 export function dropLegacyKeywordLayout(store: IndexStore): void {
   for (const name of LEGACY_DATABASES) store.openDB(name, { encoding: 'binary' }).dropSync();
+}
+
+/** The database the entry conversion creates (a rollback empties it). */
+export const CONVERTED_ENTRIES_DATABASE = ENTRIES_DB;
+const LEGACY_ENTRIES_DATABASE = 'kw-docs';
+
+const legacyEntries = (store: IndexStore): Database<Buffer, number> =>
+  store.openDB<Buffer, number>(LEGACY_ENTRIES_DATABASE, { keyEncoding: 'uint32', encoding: 'binary' });
+
+/** The fields of a u32 entry (values read unaligned, as LMDB hands them out). */
+export function legacyEntryFields(raw: Buffer): Array<[number, Uint32Array, Uint32Array]> {
+  const fields: Array<[number, Uint32Array, Uint32Array]> = [];
+  const count = raw.readUInt32LE(0);
+  let o = 4;
+  for (let f = 0; f < count; f++) {
+    const fid = raw.readUInt32LE(o);
+    const n = raw.readUInt32LE(o + 4);
+    o += 8;
+    const ids = new Uint32Array(n);
+    const positions = new Uint32Array(n);
+    for (let i = 0; i < n; i++) ids[i] = raw.readUInt32LE(o + 4 * i);
+    o += 4 * n;
+    for (let i = 0; i < n; i++) positions[i] = raw.readUInt32LE(o + 4 * i);
+    o += 4 * n;
+    fields.push([fid, ids, positions]);
+  }
+  return fields;
+}
+
+/**
+ * Writes every entry of `kw-docs` (u32) into `kw-entries` (varints), leaving `kw-docs` as it is
+ * until the new version is committed. Call inside the index's write transaction; returns the
+ * number of entries converted.
+ */
+export function convertLegacyEntries(store: IndexStore, checkpoint: () => void = () => {}): number {
+  const target = keywordDbs(store).docs;
+  let entries = 0;
+  for (const { key, value } of legacyEntries(store).getRange()) {
+    target.putSync(key as number, encodeEntry(legacyEntryFields(value as Buffer)));
+    if (++entries % 5000 === 0) checkpoint();
+  }
+  bumpKeywordGeneration(store);
+  return entries;
+}
+
+/** Drops `kw-docs` (after the upgrade committed). Call inside a write transaction. */
+export function dropLegacyEntries(store: IndexStore): void {
+  legacyEntries(store).dropSync();
 }

@@ -6,7 +6,8 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
-import { bucketTag, decodeEntry, entryExactness, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, recordPart, type DocEntry, type KeywordDbs } from './layout.js';
+import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
+import { bucketTag, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, recordPart, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -132,7 +133,7 @@ export class KeywordReader {
     return this.cached('v', key, () => this.dbs.values.get(key));
   }
 
-  /** The stored entry bytes, valid until the next read (lmdb reuses the buffer). */
+  /** The stored entry bytes, valid until the next read (lmdb reuses the buffer); see entry.ts. */
   rawDoc(docid: number): Buffer | undefined {
     const raw = this.dbs.docs.getBinaryFast(docid);
     return raw ? (raw.subarray(0, raw.length) as Buffer) : undefined;
@@ -141,7 +142,7 @@ export class KeywordReader {
   /** See `entryExactness`; -1 for a document without searchable words. */
   exactness(docid: number, wanted: readonly number[]): number {
     const raw = this.dbs.docs.getBinaryFast(docid);
-    return raw ? entryExactness(raw, wanted) : -1;
+    return raw ? entryExactness(raw, raw.length, wanted) : -1;
   }
 
   private vocab: { ids: Map<string, number>; words: string[] } | null = null;

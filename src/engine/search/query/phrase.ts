@@ -5,7 +5,7 @@
  */
 import roaring from 'roaring';
 import type { Bitmap } from '../../index/store.js';
-import type { DocEntry } from '../keyword/layout.js';
+import type { DocEntry } from '../keyword/entry.js';
 import type { QueryPhrase } from './parse.js';
 import type { ResolveContext } from './resolve.js';
 

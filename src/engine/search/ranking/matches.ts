@@ -3,7 +3,7 @@
  * the position-based rules (proximity, attributeRank, wordPosition, exactness), computed at most
  * once per document and query.
  */
-import type { DocEntry } from '../keyword/layout.js';
+import { decodeEntryWords, type DocEntry } from '../keyword/entry.js';
 import type { KeywordReader } from '../keyword/reader.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 
@@ -105,18 +105,17 @@ export class MatchAnalyzer {
     return m;
   }
 
-  /** An aligned copy of the entry being read, grown as needed (LMDB values are not aligned). */
+  /** The entry being read, decoded; grown as needed. */
   private scratch = new Uint32Array(1024);
 
-  /** Reads the stored entry as u32s: [count, (fid, n, ids x n, positions x n)...]. */
+  /** Reads the stored entry decoded to u32s: [count, (fid, n, ids x n, positions x n)...]. */
   private compute(docid: number): DocMatches {
     const occurrences: Occurrence[][] = this.terms.map(() => []);
     const raw = this.reader.rawDoc(docid);
     if (!raw) return { occurrences };
-    const words = raw.length >>> 2;
-    if (words > this.scratch.length) this.scratch = new Uint32Array(Math.max(words, this.scratch.length * 2));
+    if (raw.length > this.scratch.length) this.scratch = new Uint32Array(Math.max(raw.length, this.scratch.length * 2));
     const e = this.scratch;
-    new Uint8Array(e.buffer, 0, raw.length).set(raw);
+    decodeEntryWords(raw, raw.length, e);
     const count = e[0]!;
     const nTerms = this.terms.length;
     let o = 1;
