@@ -41,7 +41,6 @@ function writeVarint(out: Uint8Array, at: number, value: number): number {
 }
 
 const zigzag = (d: number): number => ((d << 1) ^ (d >> 31)) >>> 0;
-const unzigzag = (z: number): number => (z >>> 1) ^ -(z & 1);
 
 export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, ArrayLike<number>]>): Buffer {
   let bound = 5;
@@ -72,35 +71,36 @@ export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, Ar
  * `raw` because lmdb's fast reads hand out a shared buffer whose `length` is the value's size.
  */
 export function decodeEntryWords(raw: Uint8Array, length: number, out: Uint32Array): number {
-  let at = 0;
-  const next = (): number => {
+  // The varints map one to one onto the u32 layout: decode them all in one tight loop, then turn
+  // each field's position deltas back into positions.
+  let o = 0;
+  for (let at = 0; at < length; ) {
     let b = raw[at++]!;
-    if (b < 0x80) return b;
+    if (b < 0x80) {
+      out[o++] = b;
+      continue;
+    }
     let v = b & 0x7f;
-    let shift = 7;
+    let scale = 0x80;
     do {
       b = raw[at++]!;
-      v += (b & 0x7f) * 2 ** shift;
-      shift += 7;
+      v += (b & 0x7f) * scale;
+      scale *= 0x80;
     } while (b >= 0x80 && at < length);
-    return v;
-  };
-  const count = next();
-  out[0] = count;
-  let o = 1;
-  for (let f = 0; f < count; f++) {
-    out[o++] = next();
-    const n = next();
-    out[o++] = n;
-    for (let i = 0; i < n; i++) out[o + i] = next();
-    o += n;
-    let p = 0;
-    for (let i = 0; i < n; i++) {
-      const v = next();
-      p = i === 0 ? v : p + unzigzag(v);
-      out[o + i] = p;
+    out[o++] = v;
+  }
+  const count = out[0]!;
+  let f = 1;
+  for (let field = 0; field < count; field++) {
+    const n = out[f + 1]!;
+    const pos = f + 2 + n;
+    let p = out[pos]!;
+    for (let i = 1; i < n; i++) {
+      const z = out[pos + i]!;
+      p += (z >>> 1) ^ -(z & 1);
+      out[pos + i] = p;
     }
-    o += n;
+    f = pos + n;
   }
   return o;
 }
