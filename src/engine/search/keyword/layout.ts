@@ -14,8 +14,8 @@
  *   kw-entries      docid -> entry               the extracted words of each document as word ids,
  *                                                in order with positions (proximity, wordPosition,
  *                                                exactness, phrases), and the exact record of what
- *                                                was indexed, so a deletion removes exactly that;
- *                                                varints, see entry.ts
+ *                                                was indexed, so a deletion removes exactly that
+ *                                                (see entry.ts)
  *   kw-id-blocks    block -> string[]        words by id, ID_BLOCK ids per key (id -> word for the
  *                                                stored entries; word -> id is in kw-word-parts)
  *   kw-meta         'fields' -> string[]         field id -> field path

@@ -3,7 +3,7 @@
  * layout.ts).
  *
  * Format 1.1.0 (and 1.0.0) kept each document's entry as u32 LE values in `kw-docs`:
- * [fieldCount, (fid, n, id x n, position x n)...]. 1.2.0 keeps them as varints in `kw-entries`.
+ * [fieldCount, (fid, n, id x n, position x n)...]. 1.2.0 keeps them, ids and positions as narrow as each field needs, in `kw-entries`.
  *
  * Format 1.0.0 kept, besides the databases that did not change:
  *
@@ -123,7 +123,7 @@ export function legacyEntryFields(raw: Buffer): Array<[number, Uint32Array, Uint
 }
 
 /**
- * Writes every entry of `kw-docs` (u32) into `kw-entries` (varints), leaving `kw-docs` as it is
+ * Writes every entry of `kw-docs` (u32) into `kw-entries` (entry.ts), leaving `kw-docs` as it is
  * until the new version is committed. Call inside the index's write transaction; returns the
  * number of entries converted.
  */

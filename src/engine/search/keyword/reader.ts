@@ -142,7 +142,7 @@ export class KeywordReader {
   /** See `entryExactness`; -1 for a document without searchable words. */
   exactness(docid: number, wanted: readonly number[]): number {
     const raw = this.dbs.docs.getBinaryFast(docid);
-    return raw ? entryExactness(raw, raw.length, wanted) : -1;
+    return raw ? entryExactness(raw, wanted) : -1;
   }
 
   private vocab: { ids: Map<string, number>; words: string[] } | null = null;

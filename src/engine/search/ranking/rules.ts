@@ -8,7 +8,7 @@ import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
-import type { MatchAnalyzer, Occurrence } from './matches.js';
+import { occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer, type TermOccurrences } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
 import { MAX_POSITION_BUCKET, positionBucket } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
@@ -176,14 +176,17 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
 
 const MAX_PAIR_COST = 7;
 
-function pairCost(a: Occurrence[], b: Occurrence[], byAttribute: boolean): number {
+function pairCost(a: TermOccurrences, b: TermOccurrences, byAttribute: boolean): number {
   let best = MAX_PAIR_COST;
-  for (const x of a) {
-    for (const y of b) {
-      if (x.fid !== y.fid) continue;
+  for (let x = 0; x < a.length; x += 2) {
+    const fid = occurrenceFid(a, x);
+    const px = occurrencePosition(a, x);
+    for (let y = 0; y < b.length; y += 2) {
+      if (occurrenceFid(b, y) !== fid) continue;
       // proximityPrecision byAttribute: only "in the same attribute" counts.
       if (byAttribute) return 0;
-      const d = y.position >= x.position ? y.position - x.position : x.position - y.position + 1;
+      const py = occurrencePosition(b, y);
+      const d = py >= px ? py - px : px - py + 1;
       const c = Math.min(Math.max(d, 1), MAX_PAIR_COST + 1) - 1;
       if (c < best) {
         best = c;
@@ -242,7 +245,8 @@ const attributeRank: RankingRule = {
         let cost = 0;
         for (const i of active) {
           let best = per - 1;
-          for (const o of occ[i]!) best = Math.min(best, ctx.fidRank(o.fid));
+          const o = occ[i]!;
+          for (let k = 0; k < o.length; k += 2) best = Math.min(best, ctx.fidRank(occurrenceFid(o, k)));
           cost += best;
         }
         return cost;
@@ -270,7 +274,8 @@ const wordPosition: RankingRule = {
         let cost = 0;
         for (const i of active) {
           let best = MAX_POSITION_BUCKET;
-          for (const o of occ[i]!) best = Math.min(best, positionBucket(o.position));
+          const o = occ[i]!;
+          for (let k = 0; k < o.length; k += 2) best = Math.min(best, positionBucket(occurrencePosition(o, k)));
           cost += best;
         }
         return cost;
@@ -346,7 +351,15 @@ const exactness: RankingRule = {
         if (c >= 0) return c;
         const m = ctx.matches.get(d);
         let exact = 0;
-        for (const i of active) if (m.occurrences[i]!.some((o) => o.exact)) exact++;
+        for (const i of active) {
+          const o = m.occurrences[i]!;
+          for (let k = 0; k < o.length; k += 2) {
+            if (occurrenceIsExact(o, k)) {
+              exact++;
+              break;
+            }
+          }
+        }
         return 2 + (n - exact);
       },
       detail,
