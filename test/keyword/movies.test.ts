@@ -132,23 +132,40 @@ describe('keyword search on movies.json (4,000 most recent films)', () => {
   });
 });
 
-/** Every keyword database of an index, postings as external ids (word ids may differ). */
+/**
+ * Every keyword database of an index, postings as external ids (word ids may differ), each list
+ * with its tail (see tails.ts): what a reader sees, whichever way the batches stored it.
+ */
 function dumpKeyword(x: TestIndex): Record<string, unknown> {
-    const dbs = keywordDbs(x.index.store);
-    const ids = (bytes: Uint8Array) =>
-      [...RoaringBitmap32.deserialize(Buffer.from(bytes), true)].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
-    const out: Record<string, unknown> = {};
-    for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
-      const m: Record<string, number[]> = {};
-      for (const { key, value } of dbs[name].getRange()) m[key as string] = ids(value);
-      out[name] = m;
+  const dbs = keywordDbs(x.index.store);
+  const ids = (docids: Iterable<number>) => [...docids].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
+  const docids = (bytes: Uint8Array): number[] => [...RoaringBitmap32.deserialize(Buffer.from(bytes), true)];
+  const out: Record<string, unknown> = {};
+  for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
+    const m: Record<string, number[]> = {};
+    for (const { key, value } of dbs[name].getRange()) {
+      const tail = dbs.tails[name].getBinary(key as string);
+      m[key as string] = ids(new Set([...docids(value), ...(tail ? docids(tail) : [])]));
     }
-    // Word records: every part (field, first-position bucket) of every word; ids may differ.
-    const parts: Record<string, number[]> = {};
-    for (const { key, value } of dbs.wordParts.getRange()) for (const part of decodeWordRecord(value)) parts[`${key as string}/${part.tag}`] = ids(part.bitmap);
-    out.parts = parts;
-    return out;
+    out[name] = m;
   }
+  // Word records: every part (field, first-position bucket) of every word.
+  const byPart = new Map<string, Set<number>>();
+  for (const { key, value } of dbs.wordParts.getRange()) {
+    const tail = dbs.tails.wordParts.getBinary(key as string);
+    for (const record of tail ? [value, tail] : [value]) {
+      for (const part of decodeWordRecord(record)) {
+        const k = `${key as string}/${part.tag}`;
+        if (!byPart.has(k)) byPart.set(k, new Set());
+        for (const d of docids(part.bitmap)) byPart.get(k)!.add(d);
+      }
+    }
+  }
+  const parts: Record<string, number[]> = {};
+  for (const [k, set] of byPart) parts[k] = ids(set);
+  out.parts = parts;
+  return out;
+}
 
 describe('incremental indexing stays exact', () => {
   it('add, update and delete give the same databases as a fresh build', async () => {
@@ -191,6 +208,64 @@ describe('incremental indexing stays exact', () => {
       const q = { q: "director's cut", limit: 500, showRankingScoreDetails: true };
       expect(search(a.index, q).estimatedTotalHits).toBeGreaterThanOrEqual(120);
       expect(search(a.index, q).hits).toEqual(search(b.index, q).hits);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+  it('long lists take small batches into tails, folded back on growth and on removals, and read the same as a fresh build', async () => {
+    const settings = { searchableAttributes: ['title', 'cast', 'genres', 'extract'] };
+    const a = openTestIndex(settings);
+    const b = openTestIndex(settings);
+    try {
+      const base = movies.slice(0, 3000);
+      await a.addPrepared(base);
+      // Small batches on a large index: frequent words' lists are long, so their additions land in tails.
+      const later = movies.slice(3000, 3600);
+      let sawTails = false;
+      for (let i = 0; i < later.length; i += 50) {
+        if (i % 100 === 0) await a.addPrepared(later.slice(i, i + 50));
+        else a.add(later.slice(i, i + 50));
+        const dbs = keywordDbs(a.index.store);
+        for (const name of ['words', 'prefixes', 'wordParts'] as const) {
+          for (const { key, value } of dbs.tails[name].getRange()) {
+            sawTails = true;
+            // A tail only stands behind a long list, and is folded before it reaches a quarter of it.
+            const list = dbs[name].getBinary(key as string)!;
+            expect(list.length).toBeGreaterThanOrEqual(2048);
+            expect(value.length).toBeLessThan(list.length / 4);
+          }
+        }
+      }
+      expect(sawTails).toBe(true);
+      const sameSearches = (x: TestIndex, y: TestIndex) => {
+        for (const q of ['the', 'the restored', 'star', 'love story', 'john', 'war of the', 'restored cut', 'film', 'american drama']) {
+          const query = { q, limit: 400, showRankingScoreDetails: true, attributesToRetrieve: ['id'] };
+          const [rx, ry] = [search(x.index, query), search(y.index, query)];
+          expect({ q, total: rx.estimatedTotalHits, hits: rx.hits }).toEqual({ q, total: ry.estimatedTotalHits, hits: ry.hits });
+        }
+      };
+      // With the tails in place: the same as one batch of the same documents.
+      const c = openTestIndex(settings);
+      try {
+        c.add([...base, ...later].map((m) => JSON.parse(JSON.stringify(m))));
+        expect(dumpKeyword(a)).toEqual(dumpKeyword(c));
+        sameSearches(a, c);
+      } finally {
+        await c.close();
+      }
+      // Updates and removals touch long lists: their tails fold.
+      const updated = base.slice(0, 80).map((m) => ({ ...m, title: `${m.title} the restored cut` }));
+      const removed = [...base.slice(100, 140), ...later.slice(0, 30)].map((m) => String(m.id));
+      await a.addPrepared(updated, 'update');
+      a.remove(removed);
+      const gone = new Set(removed);
+      const expected = [...base, ...later]
+        .filter((m) => !gone.has(String(m.id)))
+        .map((m) => updated.find((u) => u.id === m.id) ?? m);
+      b.add(expected.map((m) => JSON.parse(JSON.stringify(m))));
+      expect(dumpKeyword(a)).toEqual(dumpKeyword(b));
+      sameSearches(a, b);
     } finally {
       await a.close();
       await b.close();

@@ -21,7 +21,8 @@ import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntry } from './entry.js';
-import { appendAscending, BUCKET_TAG, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { hasTail, shouldFold, unionBytes, valueBytes } from './tails.js';
+import { appendAscending, BUCKET_TAG, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -211,11 +212,7 @@ class WriteList<K extends string | number> {
 
 /** Everything a flush writes, computed from the committed state and the batch's deltas. */
 interface FlushWrites {
-  words: WriteList<string>;
-  exact: WriteList<string>;
-  prefixes: WriteList<string>;
-  parts: WriteList<string>;
-  values: WriteList<string>;
+  postings: Record<PostingDb, MergedWrites>;
   docs: WriteList<number>;
   idBlocks: Array<[number, Array<string | null>]>;
   nextWordId: number | null;
@@ -256,25 +253,77 @@ class DeltaMap {
   append(k: number, docid: number): void {
     this.log.append(k, docid);
   }
-  /** Computes the merged posting lists (reads only; `empty`: the database holds nothing yet) and resets. */
-  merge(db: Database<Buffer, string>, empty: boolean): WriteList<string> {
+  /**
+   * Computes the merged posting lists and tails (reads only; `empty`: the database holds nothing
+   * yet) and resets.
+   */
+  merge(db: Database<Buffer, string>, tail: Database<Buffer, string>, empty: boolean): MergedWrites {
     const out = new WriteList<string>();
+    const tails = new WriteList<string>();
     const { start, docs } = this.log.grouped();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
     const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
     for (const k of order) {
       const key = keys[k]!;
+      const add = docs.subarray(start[k]!, start[k + 1]!);
+      const del = this.log.dels?.get(k);
       const raw = empty ? undefined : db.getBinaryFast(key);
-      const merged = mergedPostings(raw, docs.subarray(start[k]!, start[k + 1]!), this.log.dels?.get(k));
+      if (raw && hasTail(raw.length)) {
+        mergeLongList(db, tail, key, raw.length, add, del, out, tails);
+        continue;
+      }
+      const merged = mergedPostings(raw, add, del);
       if (merged) out.put(key, merged);
       else if (raw) out.remove(key);
     }
     this.index.clear();
     this.keys = [];
     this.log.reset();
-    return out;
+    return { lists: out, tails };
   }
+}
+
+/** The writes of one posting database and of its tail twin. */
+interface MergedWrites {
+  lists: WriteList<string>;
+  tails: WriteList<string>;
+}
+
+/**
+ * A long stored list (see tails.ts): additions go to its tail, folded into the list once the tail
+ * reaches a quarter of it; removals fold at once. `listBytes` is the stored list's size (its fast
+ * read is invalid once the tail is read).
+ */
+function mergeLongList(
+  db: Database<Buffer, string>,
+  tailDb: Database<Buffer, string>,
+  key: string,
+  listBytes: number,
+  add: Uint32Array,
+  del: number[] | undefined,
+  out: WriteList<string>,
+  tails: WriteList<string>,
+): void {
+  const tailRaw = tailDb.getBinaryFast(key);
+  const hadTail = tailRaw !== undefined;
+  if (!del) {
+    const grown = mergedPostings(tailRaw, add, undefined);
+    if (grown && !shouldFold(grown.length, listBytes)) {
+      tails.put(key, grown);
+      return;
+    }
+    const list = valueBytes(db.getBinaryFast(key)!);
+    out.put(key, grown ? unionBytes(list, grown) : list);
+  } else {
+    const bitmap = tailRaw ? RoaringBitmap32.deserialize(valueBytes(tailRaw), true) : new RoaringBitmap32();
+    bitmap.orInPlace(RoaringBitmap32.deserialize(valueBytes(db.getBinaryFast(key)!), true));
+    bitmap.removeMany(del);
+    if (add.length) bitmap.addMany(add);
+    if (bitmap.isEmpty) out.remove(key);
+    else out.put(key, bitmap.serialize(true) as unknown as Buffer);
+  }
+  if (hadTail) tails.remove(key);
 }
 
 /**
@@ -302,20 +351,20 @@ class PartsDelta {
   del(k: number, docid: number): void {
     this.log.del(k, docid);
   }
-  /** Computes the merged word records (reads only; `empty`: the database holds nothing yet) and resets. */
-  merge(db: Database<Buffer, string>, empty: boolean, idOf: (word: string) => number): WriteList<string> {
+  /**
+   * Computes the merged word records and record tails (reads only; `empty`: the database holds
+   * nothing yet) and resets.
+   */
+  merge(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, idOf: (word: string) => number): MergedWrites {
     const out = new WriteList<string>();
+    const tails = new WriteList<string>();
     const { start, docs } = this.log.grouped();
     const words = this.keyWord;
     const tags = this.keyTag;
+    const dels = this.log.dels;
     const order = Array.from(words.keys()).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : tags[a]! - tags[b]!));
-    for (let i = 0; i < order.length; ) {
-      const word = words[order[i]!]!;
-      let j = i + 1;
-      while (j < order.length && words[order[j]!] === word) j++;
-      const raw = empty ? undefined : db.getBinaryFast(word);
-      const stored = raw ? decodeWordRecord(raw) : [];
-      const id = raw ? recordId(raw) : idOf(word);
+    /** The parts of `stored` with the deltas of order[i..j) merged in (`withDels` false: additions only). */
+    const mergeGroup = (stored: WordPart[], i: number, j: number, withDels: boolean): WordPart[] => {
       const parts: WordPart[] = [];
       let s = 0;
       for (let x = i; x < j; x++) {
@@ -323,10 +372,45 @@ class PartsDelta {
         const tag = tags[k]!;
         while (s < stored.length && stored[s]!.tag < tag) parts.push(stored[s++]!);
         const old = s < stored.length && stored[s]!.tag === tag ? stored[s++]!.bitmap : undefined;
-        const merged = mergedPostings(old, docs.subarray(start[k]!, start[k + 1]!), this.log.dels?.get(k));
+        const merged = mergedPostings(old, docs.subarray(start[k]!, start[k + 1]!), withDels ? dels?.get(k) : undefined);
         if (merged) parts.push({ tag, bitmap: merged });
       }
       while (s < stored.length) parts.push(stored[s++]!);
+      return parts;
+    };
+    for (let i = 0; i < order.length; ) {
+      const word = words[order[i]!]!;
+      let j = i + 1;
+      while (j < order.length && words[order[j]!] === word) j++;
+      const raw = empty ? undefined : db.getBinaryFast(word);
+      if (raw && hasTail(raw.length)) {
+        // A long record (see tails.ts): its tail takes the additions.
+        const recordBytes = raw.length;
+        const id = recordId(raw);
+        let removes = false;
+        for (let x = i; x < j && !removes; x++) removes = dels?.has(order[x]!) ?? false;
+        const tailRaw = tailDb.getBinaryFast(word);
+        const tail = tailRaw ? decodeWordRecord(tailRaw) : [];
+        if (!removes) {
+          const grown = mergeGroup(tail, i, j, false);
+          const grownRecord = encodeWordRecord(id, grown);
+          if (!shouldFold(grownRecord.length, recordBytes)) tails.put(word, grownRecord);
+          else {
+            out.put(word, encodeWordRecord(id, unionParts(decodeWordRecord(db.getBinaryFast(word)!), grown)));
+            if (tailRaw) tails.remove(word);
+          }
+        } else {
+          const parts = mergeGroup(unionParts(decodeWordRecord(db.getBinaryFast(word)!), tail), i, j, true);
+          if (parts.length > 0) out.put(word, encodeWordRecord(id, parts));
+          else out.remove(word);
+          if (tailRaw) tails.remove(word);
+        }
+        i = j;
+        continue;
+      }
+      const stored = raw ? decodeWordRecord(raw) : [];
+      const id = raw ? recordId(raw) : idOf(word);
+      const parts = mergeGroup(stored, i, j, true);
       if (parts.length > 0) out.put(word, encodeWordRecord(id, parts));
       else if (raw) out.remove(word);
       i = j;
@@ -334,8 +418,21 @@ class PartsDelta {
     this.keyWord = [];
     this.keyTag = [];
     this.log.reset();
-    return out;
+    return { lists: out, tails };
   }
+}
+
+/** Parts of two records (each sorted by tag) with the lists of equal tags united. */
+function unionParts(a: readonly WordPart[], b: readonly WordPart[]): WordPart[] {
+  const out: WordPart[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]!.tag < b[j]!.tag)) out.push(a[i++]!);
+    else if (i >= a.length || b[j]!.tag < a[i]!.tag) out.push(b[j++]!);
+    else out.push({ tag: a[i]!.tag, bitmap: unionBytes(a[i++]!.bitmap, b[j++]!.bitmap) });
+  }
+  return out;
 }
 
 /**
@@ -661,11 +758,13 @@ class BatchWriter {
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
     const flush: FlushWrites = {
-      words: this.words.merge(dbs.words, empty(dbs.words)),
-      exact: this.exact.merge(dbs.exactWords, empty(dbs.exactWords)),
-      prefixes: this.prefixes.merge(dbs.prefixes, empty(dbs.prefixes)),
-      parts: this.parts.merge(dbs.wordParts, empty(dbs.wordParts), (word) => this.idOf(word)),
-      values: this.values.merge(dbs.values, empty(dbs.values)),
+      postings: {
+        words: this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
+        exactWords: this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
+        prefixes: this.prefixes.merge(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes)),
+        wordParts: this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word) => this.idOf(word)),
+        values: this.values.merge(dbs.values, dbs.tails.values, empty(dbs.values)),
+      },
       docs: this.docWrites,
       idBlocks: this.newWordBlocks(),
       nextWordId: this.newWords.length > 0 ? this.nextId : null,
@@ -682,11 +781,10 @@ class BatchWriter {
 
   write(flush: FlushWrites): void {
     const dbs = this.dbs;
-    flush.words.writeTo(dbs.words);
-    flush.exact.writeTo(dbs.exactWords);
-    flush.prefixes.writeTo(dbs.prefixes);
-    flush.parts.writeTo(dbs.wordParts);
-    flush.values.writeTo(dbs.values);
+    for (const name of POSTING_DBS) {
+      flush.postings[name].lists.writeTo(dbs[name]);
+      flush.postings[name].tails.writeTo(dbs.tails[name]);
+    }
     flush.docs.writeTo(dbs.docs);
     for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
     if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
@@ -789,11 +887,10 @@ export const keywordExtension: IndexExtension = {
 
   clear(store: IndexStore): void {
     const dbs = keywordDbs(store);
-    dbs.words.clearSync();
-    dbs.exactWords.clearSync();
-    dbs.prefixes.clearSync();
-    dbs.wordParts.clearSync();
-    dbs.values.clearSync();
+    for (const name of POSTING_DBS) {
+      dbs[name].clearSync();
+      dbs.tails[name].clearSync();
+    }
     dbs.docs.clearSync();
     // No stored entry refers to a word id any more: ids start over.
     dbs.idBlocks.clearSync();

@@ -19,6 +19,8 @@
  *   kw-id-blocks    block -> string[]        words by id, ID_BLOCK ids per key (id -> word for the
  *                                                stored entries; word -> id is in kw-word-parts)
  *   kw-meta         'fields' -> string[]         field id -> field path
+ *   kw-*-tail       key -> docids / record       the recent additions to a long list or record of
+ *                                                the five posting databases above (see tails.ts)
  *
  * Posting lists are roaring bitmaps in the portable serialization.
  *
@@ -39,12 +41,18 @@ export type TextEntry = Array<[fid: number, words: string[], positions: number[]
 /** The database of document entries (see entry.ts). */
 export const ENTRIES_DB = 'kw-entries';
 
+/** The posting databases, each with its tail twin (see tails.ts). */
+export const POSTING_DBS = ['words', 'exactWords', 'prefixes', 'wordParts', 'values'] as const;
+export type PostingDb = (typeof POSTING_DBS)[number];
+
 export interface KeywordDbs {
   words: Database<Buffer, string>;
   exactWords: Database<Buffer, string>;
   prefixes: Database<Buffer, string>;
   wordParts: Database<Buffer, string>;
   values: Database<Buffer, string>;
+  /** The tail of each long posting list or word record, under the same key (see tails.ts). */
+  tails: Record<PostingDb, Database<Buffer, string>>;
   docs: Database<Buffer, number>;
   idBlocks: Database<Array<string | null>, number>;
   meta: Database<any, string>;
@@ -61,6 +69,13 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordParts: store.openDB<Buffer, string>('kw-word-parts', { encoding: 'binary' }),
       values: store.openDB<Buffer, string>('kw-values', { encoding: 'binary' }),
+      tails: {
+        words: store.openDB<Buffer, string>('kw-words-tail', { encoding: 'binary' }),
+        exactWords: store.openDB<Buffer, string>('kw-exact-words-tail', { encoding: 'binary' }),
+        prefixes: store.openDB<Buffer, string>('kw-prefixes-tail', { encoding: 'binary' }),
+        wordParts: store.openDB<Buffer, string>('kw-word-parts-tail', { encoding: 'binary' }),
+        values: store.openDB<Buffer, string>('kw-values-tail', { encoding: 'binary' }),
+      },
       docs: store.openDB<Buffer, number>(ENTRIES_DB, { keyEncoding: 'uint32', encoding: 'binary' }),
       idBlocks: store.openDB<Array<string | null>, number>('kw-id-blocks', { keyEncoding: 'uint32', encoding: 'msgpack' }),
       meta: store.openDB<any, string>('kw-meta', { encoding: 'msgpack' }),

@@ -7,6 +7,7 @@ import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
+import { hasTail, readPostings } from './tails.js';
 import { bucketTag, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, recordPart, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
@@ -54,7 +55,7 @@ export class KeywordReader {
     return this.paths;
   }
 
-  private cached(kind: string, key: string, load: () => Buffer | undefined): Bitmap {
+  private cached(kind: string, key: string, load: () => Bitmap | undefined): Bitmap {
     this.refresh();
     const k = kind + key;
     let b = this.bitmaps.get(k);
@@ -64,8 +65,7 @@ export class KeywordReader {
       this.bitmaps.set(k, b);
       return b;
     }
-    const raw = load();
-    b = raw ? RoaringBitmap32.deserialize(raw, true) : EMPTY;
+    b = load() ?? EMPTY;
     if (this.bitmaps.size >= BITMAP_CACHE_SIZE) this.bitmaps.delete(this.bitmaps.keys().next().value!);
     this.bitmaps.set(k, b);
     return b;
@@ -73,12 +73,12 @@ export class KeywordReader {
 
   /** Docids of a typo-tolerant word. Shared: never mutate. */
   word(word: string): Bitmap {
-    return this.cached('w', word, () => this.dbs.words.get(word));
+    return this.cached('w', word, () => readPostings(this.dbs.words, this.dbs.tails.words, word));
   }
 
   /** Docids of a word in exact-only attributes. Shared: never mutate. */
   exactWord(word: string): Bitmap {
-    return this.cached('e', word, () => this.dbs.exactWords.get(word));
+    return this.cached('e', word, () => readPostings(this.dbs.exactWords, this.dbs.tails.exactWords, word));
   }
 
   /** Docids of a word in any attribute. */
@@ -91,14 +91,26 @@ export class KeywordReader {
   }
 
   prefix(prefix: string): Bitmap {
-    return this.cached('p', prefix, () => this.dbs.prefixes.get(prefix));
+    return this.cached('p', prefix, () => readPostings(this.dbs.prefixes, this.dbs.tails.prefixes, prefix));
   }
 
-  private part(word: string, tag: number): Buffer | undefined {
+  /** One part of a word record, with the same part of its tail when the record is long (see tails.ts). */
+  private part(word: string, tag: number): Bitmap | undefined {
     const raw = this.dbs.wordParts.getBinaryFast(word);
     if (!raw) return undefined;
     const part = recordPart(raw, tag);
-    return part ? Buffer.from(part.buffer, part.byteOffset, part.length) : undefined;
+    // Deserialized (copied) before the next read reuses lmdb's buffer.
+    let bitmap = part ? RoaringBitmap32.deserialize(part, true) : undefined;
+    if (hasTail(raw.length)) {
+      const tail = this.dbs.tails.wordParts.getBinaryFast(word);
+      const more = tail ? recordPart(tail, tag) : undefined;
+      if (more) {
+        const extra = RoaringBitmap32.deserialize(more, true);
+        if (bitmap) bitmap.orInPlace(extra);
+        else bitmap = extra;
+      }
+    }
+    return bitmap;
   }
 
   wordInField(word: string, fid: number): Bitmap {
@@ -130,7 +142,7 @@ export class KeywordReader {
   /** Documents with a value (array element, sentence) made of exactly these words. */
   value(words: readonly string[]): Bitmap {
     const key = valueKey(words);
-    return this.cached('v', key, () => this.dbs.values.get(key));
+    return this.cached('v', key, () => readPostings(this.dbs.values, this.dbs.tails.values, key));
   }
 
   /** The stored entry bytes, valid until the next read (lmdb reuses the buffer); see entry.ts. */
