@@ -9,7 +9,8 @@
  * `keywords` field, so that the vocabulary grows as a larger corpus's would (about 250k words).
  * The parent writes them as ten NDJSON payloads of 20,000 documents; the engine child sends each
  * payload as a client would (`addDocuments` with the raw NDJSON), waits for every task, then runs
- * the keyword query set; MiniSearch parses the same files.
+ * the keyword query set; MiniSearch parses the same files. Both then add five batches of 1,000 new
+ * documents one after the other, as a live index receives them.
  *
  *   npm run build && node bench/keyword-200k.bench.js
  *   BENCH_DOCS=100000 node bench/keyword-200k.bench.js
@@ -41,6 +42,18 @@ function writePayloads(dir) {
       lines = [];
     }
   }
+}
+
+/** Five batches of 1,000 new documents (the last payload's, with fresh ids), added one by one after the bulk load. */
+const SMALL_BATCH = 1_000;
+function smallBatches(dir) {
+  const files = payloadFiles(dir);
+  const docs = readFileSync(files[files.length - 1], 'utf8').split('\n').filter(Boolean).slice(0, 5 * SMALL_BATCH).map((line) => {
+    const doc = JSON.parse(line);
+    doc.id += 10_000_000;
+    return doc;
+  });
+  return Array.from({ length: docs.length / SMALL_BATCH }, (_, i) => docs.slice(i * SMALL_BATCH, (i + 1) * SMALL_BATCH));
 }
 
 const payloadFiles = (dir) => readdirSync(dir).filter((f) => f.endsWith('.ndjson')).sort().map((f) => join(dir, f));
@@ -79,6 +92,10 @@ const peers = {
       batches,
       count: engine.indexStats('docs').numberOfDocuments,
       query: async (q) => (await engine.search('docs', { q, limit: 10 })).hits.length,
+      addSmall: async (docs) => {
+        const task = await engine.addDocuments('docs', docs, { primaryKey: 'id' });
+        if ((await engine.waitForTask(task.taskUid)).status !== 'succeeded') throw new Error('small batch failed');
+      },
       close: async () => {
         await engine.close();
         rmSync(db, { recursive: true, force: true });
@@ -96,7 +113,13 @@ const peers = {
       index.addAll(docs);
       count += docs.length;
     }
-    return { ms: performance.now() - start, batches: null, count, query: (q) => index.search(q, { fuzzy: 0.2, prefix: true }).slice(0, 10).length };
+    return {
+      ms: performance.now() - start,
+      batches: null,
+      count,
+      query: (q) => index.search(q, { fuzzy: 0.2, prefix: true }).slice(0, 10).length,
+      addSmall: async (docs) => index.addAll(docs),
+    };
   },
 };
 
@@ -140,8 +163,13 @@ async function child(peer, dir) {
   const pct = (x) => times[Math.min(times.length - 1, Math.floor(x * times.length))];
   const peakRssMiB = process.resourceUsage().maxRSS / 1024;
   const peak = await stopSampler();
+  // Then what a live index sees: small batches of new documents added to the full one.
+  const small = smallBatches(dir);
+  const start = performance.now();
+  for (const docs of small) await p.addSmall(docs);
+  const smallDocsPerSec = (small.length * SMALL_BATCH) / ((performance.now() - start) / 1000);
   await p.close?.();
-  process.stdout.write(JSON.stringify({ docs: p.count, batches: p.batches, docsPerSec: p.count / (p.ms / 1000), p50: pct(0.5), p99: pct(0.99), peakRssMiB, peakAnonMiB: peak.anon, peakFileMiB: peak.file }));
+  process.stdout.write(JSON.stringify({ docs: p.count, batches: p.batches, docsPerSec: p.count / (p.ms / 1000), p50: pct(0.5), p99: pct(0.99), peakRssMiB, peakAnonMiB: peak.anon, peakFileMiB: peak.file, smallDocsPerSec }));
 }
 
 function main() {
@@ -161,6 +189,7 @@ function main() {
     console.log('peer        docs/s   peak RSS MiB (anon + file at the sampled peak)   p50 ms   p99 ms   batches');
     for (const [peer, r] of Object.entries(results))
       console.log(`${peer.padEnd(10)} ${f(r.docsPerSec).padStart(7)} ${f(r.peakRssMiB).padStart(13)} (${f(r.peakAnonMiB)} + ${f(r.peakFileMiB)})`.padEnd(69) + `${f(r.p50, 3).padStart(8)} ${f(r.p99, 3).padStart(8)}   ${r.batches ?? '-'}`);
+    console.log(`then 5 batches of ${SMALL_BATCH} new documents each: engine ${f(us.smallDocsPerSec)} docs/s, minisearch ${f(them.smallDocsPerSec)} docs/s (${f(us.smallDocsPerSec / them.smallDocsPerSec, 2)}x)`);
     console.log(`engine / minisearch: indexing ${f(us.docsPerSec / them.docsPerSec, 2)}x, peak RSS ${f(us.peakRssMiB / them.peakRssMiB, 2)}x; engine peak RSS ${f(us.peakRssMiB)} MiB vs budget ${BUDGET_MIB} MB (${us.peakRssMiB * 1.048576 <= BUDGET_MIB ? 'met' : 'missed'})`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -19,6 +19,8 @@
  *          `kw-entries` (see entry.ts), instead of u32 pairs in `kw-docs`: 55 instead of 149 MiB
  *          at 200k documents, and read in place by the ranking loop. The step re-encodes every
  *          entry into the new database; the old one is dropped once the version is committed.
+ *          Also new in 1.2.0: the tail twins of the posting databases (`kw-*-tail`, see
+ *          tails.ts), which a 1.1.0 database has no need of: it starts with none.
  */
 import type { IndexStore } from '../../index/store.js';
 import { DB_FORMAT_VERSION } from '../../store/format.js';
