@@ -21,7 +21,7 @@ import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntry } from './entry.js';
-import { hasTail, shouldFold, unionBytes, valueBytes } from './tails.js';
+import { hasTail, shouldFold, valueBytes } from './tails.js';
 import { appendAscending, BUCKET_TAG, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -308,13 +308,16 @@ function mergeLongList(
   const tailRaw = tailDb.getBinaryFast(key);
   const hadTail = tailRaw !== undefined;
   if (!del) {
-    const grown = mergedPostings(tailRaw, add, undefined);
+    // Without a tail, additions about as large as a quarter of the list fold straight away (a
+    // bulk load's second batch): no tail is built only to be folded.
+    const grown = hadTail || !shouldFold(2 * add.length, listBytes) ? mergedPostings(tailRaw, add, undefined) : null;
     if (grown && !shouldFold(grown.length, listBytes)) {
       tails.put(key, grown);
       return;
     }
+    const more = grown ? RoaringBitmap32.deserialize(grown, true).toUint32Array() : add;
     const list = valueBytes(db.getBinaryFast(key)!);
-    out.put(key, grown ? unionBytes(list, grown) : list);
+    out.put(key, mergedPostings(list, more, undefined) ?? list);
   } else {
     const bitmap = tailRaw ? RoaringBitmap32.deserialize(valueBytes(tailRaw), true) : new RoaringBitmap32();
     bitmap.orInPlace(RoaringBitmap32.deserialize(valueBytes(db.getBinaryFast(key)!), true));
@@ -430,9 +433,14 @@ function unionParts(a: readonly WordPart[], b: readonly WordPart[]): WordPart[] 
   while (i < a.length || j < b.length) {
     if (j >= b.length || (i < a.length && a[i]!.tag < b[j]!.tag)) out.push(a[i++]!);
     else if (i >= a.length || b[j]!.tag < a[i]!.tag) out.push(b[j++]!);
-    else out.push({ tag: a[i]!.tag, bitmap: unionBytes(a[i++]!.bitmap, b[j++]!.bitmap) });
+    else out.push({ tag: a[i]!.tag, bitmap: unionLists(a[i++]!.bitmap, b[j++]!.bitmap) });
   }
   return out;
+}
+
+/** The union of two serialized lists: appended in place when `more` only holds higher docids. */
+function unionLists(list: Uint8Array, more: Uint8Array): Uint8Array {
+  return mergedPostings(list, RoaringBitmap32.deserialize(more, true).toUint32Array(), undefined) ?? list;
 }
 
 /**

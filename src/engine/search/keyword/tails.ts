@@ -47,10 +47,3 @@ export function readPostings(list: Database<Buffer, string>, tail: Database<Buff
   }
   return bitmap;
 }
-
-/** The union of two serialized lists, serialized. */
-export function unionBytes(a: Uint8Array, b: Uint8Array): Buffer {
-  const bitmap = RoaringBitmap32.deserialize(a, true);
-  bitmap.orInPlace(RoaringBitmap32.deserialize(b, true));
-  return bitmap.serialize(true) as unknown as Buffer;
-}
