@@ -16,8 +16,9 @@ describe('indexing memory budget', () => {
     expect(availableMemory(24 * GIB, 2 ** 64)).toBe(24 * GIB);
   });
 
-  it('caps the budget at 1 GiB and never gathers less than 1 MiB of payload', () => {
-    expect(defaultIndexingMemory(64 * GIB)).toBe(GIB);
+  it('caps the default budget at 256 MiB (batches of 16 MiB) and never gathers less than 1 MiB of payload', () => {
+    expect(defaultIndexingMemory(64 * GIB)).toBe(256 * MIB);
+    expect(batchPayloadBytes(defaultIndexingMemory(64 * GIB))).toBe(16 * MIB);
     expect(batchPayloadBytes(4 * MIB)).toBe(MIB);
   });
 });

@@ -257,14 +257,16 @@ class DeltaMap {
    * Computes the merged posting lists and tails (reads only; `empty`: the database holds nothing
    * yet) and resets.
    */
-  merge(db: Database<Buffer, string>, tail: Database<Buffer, string>, empty: boolean): MergedWrites {
+  *merge(db: Database<Buffer, string>, tail: Database<Buffer, string>, empty: boolean): MergeSteps {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
     const { start, docs } = this.log.grouped();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
     const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+    let n = 0;
     for (const k of order) {
+      if ((++n & STEP_KEYS) === 0) yield;
       const key = keys[k]!;
       const add = docs.subarray(start[k]!, start[k + 1]!);
       const del = this.log.dels?.get(k);
@@ -288,6 +290,19 @@ class DeltaMap {
 interface MergedWrites {
   lists: WriteList<string>;
   tails: WriteList<string>;
+}
+
+/**
+ * A merge, computed a slice at a time: it stops every STEP_KEYS + 1 keys so that `prepare` can
+ * give the event loop back (searches) while merging a large batch; `drain` runs it to the end.
+ */
+type MergeSteps = Generator<void, MergedWrites>;
+const STEP_KEYS = 255;
+
+function drain<T>(steps: Generator<void, T>): T {
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
 }
 
 /**
@@ -358,7 +373,7 @@ class PartsDelta {
    * Computes the merged word records and record tails (reads only; `empty`: the database holds
    * nothing yet) and resets.
    */
-  merge(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, idOf: (word: string) => number): MergedWrites {
+  *merge(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, idOf: (word: string) => number): MergeSteps {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
     const { start, docs } = this.log.grouped();
@@ -381,7 +396,9 @@ class PartsDelta {
       while (s < stored.length) parts.push(stored[s++]!);
       return parts;
     };
+    let n = 0;
     for (let i = 0; i < order.length; ) {
+      if ((++n & STEP_KEYS) === 0) yield;
       const word = words[order[i]!]!;
       let j = i + 1;
       while (j < order.length && words[order[j]!] === word) j++;
@@ -761,18 +778,24 @@ class BatchWriter {
    * deltas; `write` applies them in the write transaction.
    */
   prepareFlush(): FlushWrites {
+    return drain(this.prepareFlushSteps());
+  }
+
+  /** `prepareFlush` a slice at a time (see MergeSteps). */
+  *prepareFlushSteps(): Generator<void, FlushWrites> {
     // Slots point at deltas the merge is about to drop.
     this.slots.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
+    const postings: FlushWrites['postings'] = {
+      words: yield* this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
+      exactWords: yield* this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
+      prefixes: yield* this.prefixes.merge(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes)),
+      wordParts: yield* this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word) => this.idOf(word)),
+      values: yield* this.values.merge(dbs.values, dbs.tails.values, empty(dbs.values)),
+    };
     const flush: FlushWrites = {
-      postings: {
-        words: this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
-        exactWords: this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
-        prefixes: this.prefixes.merge(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes)),
-        wordParts: this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word) => this.idOf(word)),
-        values: this.values.merge(dbs.values, dbs.tails.values, empty(dbs.values)),
-      },
+      postings,
       docs: this.docWrites,
       idBlocks: this.newWordBlocks(),
       nextWordId: this.newWords.length > 0 ? this.nextId : null,
@@ -859,7 +882,7 @@ export const keywordExtension: IndexExtension = {
 
   /**
    * Extraction and merging only read committed data, so they run here, before the write
-   * transaction, yielding to the event loop as they go: searches keep being answered while a
+   * transaction, yielding to the event loop every 20 ms as they go: searches keep being answered while a
    * batch is prepared, and the transaction only writes. Stops early when the deltas reach their
    * bound (the rest then runs in `apply`, merging into the databases as it goes).
    */
@@ -875,8 +898,17 @@ export const keywordExtension: IndexExtension = {
       }
     }
     await yieldToEventLoop();
-    const flush = writer.prepareFlush();
-    return { writer, flush, done, count: changes.length };
+    sliceStart = performance.now();
+    const steps = writer.prepareFlushSteps();
+    let step = steps.next();
+    while (!step.done) {
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
+      step = steps.next();
+    }
+    return { writer, flush: step.value, done, count: changes.length };
   },
 
   apply(changes: readonly DocumentChange[], ctx: ApplyContext): void {
