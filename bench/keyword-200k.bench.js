@@ -10,7 +10,9 @@
  * The parent writes them as ten NDJSON payloads of 20,000 documents; the engine child sends each
  * payload as a client would (`addDocuments` with the raw NDJSON), waits for every task, then runs
  * the keyword query set; MiniSearch parses the same files. Both then add five batches of 1,000 new
- * documents one after the other, as a live index receives them.
+ * documents one after the other, as a live index receives them. A third run indexes the same
+ * payloads while searching every 20 ms, and reports how long those searches took (they wait for
+ * any synchronous stretch of indexing).
  *
  *   npm run build && node bench/keyword-200k.bench.js
  *   BENCH_DOCS=100000 node bench/keyword-200k.bench.js
@@ -73,7 +75,8 @@ function queries(dir) {
 }
 
 const peers = {
-  async engine(dir) {
+  /** `probe`: also search every 20 ms while indexing, and report how long those searches waited. */
+  async engine(dir, probe = false) {
     const { Engine } = await import(`${DIST}/src/index.js`);
     const db = mkdtempSync(join(tmpdir(), 'bench-200k-db-'));
     const engine = await Engine.open({ dbPath: db, logLevel: 'off' });
@@ -81,15 +84,33 @@ const peers = {
     const start = performance.now();
     const tasks = [];
     for (const file of payloadFiles(dir)) tasks.push(await engine.addDocuments('docs', { format: 'ndjson', data: readFileSync(file) }, { primaryKey: 'id' }));
+    // A search every 20 ms: its latency includes the time it waits for the event loop.
+    const waits = [];
+    let indexing = true;
+    const probing = probe
+      ? (async () => {
+          while (indexing) {
+            // Timed from when the search is due: a synchronous stretch of indexing delays the timer itself.
+            const due = performance.now() + 20;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            await engine.search('docs', { q: 'the black', limit: 10 });
+            waits.push(performance.now() - due);
+          }
+        })()
+      : null;
     for (const t of tasks) {
       const done = await engine.waitForTask(t.taskUid, { timeoutMs: 3_600_000 });
       if (done.status !== 'succeeded') throw new Error(JSON.stringify(done.error));
     }
+    indexing = false;
+    await probing;
+    waits.sort((a, b) => a - b);
     const ms = performance.now() - start;
     const batches = new Set(tasks.map((t) => engine.getTask(t.taskUid).batchUid)).size;
     return {
       ms,
       batches,
+      probe: probe ? { searches: waits.length, p99: waits[Math.floor(0.99 * waits.length)], max: waits[waits.length - 1] } : undefined,
       count: engine.indexStats('docs').numberOfDocuments,
       query: async (q) => (await engine.search('docs', { q, limit: 10 })).hits.length,
       addSmall: async (docs) => {
@@ -102,6 +123,8 @@ const peers = {
       },
     };
   },
+  /** The same load with a search every 20 ms (whose timing it reports): does indexing starve searches? */
+  engineWhileSearching: (dir) => peers.engine(dir, true),
   async minisearch(dir) {
     const { default: MiniSearch } = await import('minisearch');
     const start = performance.now();
@@ -169,7 +192,7 @@ async function child(peer, dir) {
   for (const docs of small) await p.addSmall(docs);
   const smallDocsPerSec = (small.length * SMALL_BATCH) / ((performance.now() - start) / 1000);
   await p.close?.();
-  process.stdout.write(JSON.stringify({ docs: p.count, batches: p.batches, docsPerSec: p.count / (p.ms / 1000), p50: pct(0.5), p99: pct(0.99), peakRssMiB, peakAnonMiB: peak.anon, peakFileMiB: peak.file, smallDocsPerSec }));
+  process.stdout.write(JSON.stringify({ docs: p.count, batches: p.batches, docsPerSec: p.count / (p.ms / 1000), p50: pct(0.5), p99: pct(0.99), peakRssMiB, peakAnonMiB: peak.anon, peakFileMiB: peak.file, smallDocsPerSec, probe: p.probe }));
 }
 
 function main() {
@@ -189,6 +212,8 @@ function main() {
     console.log('peer        docs/s   peak RSS MiB (anon + file at the sampled peak)   p50 ms   p99 ms   batches');
     for (const [peer, r] of Object.entries(results))
       console.log(`${peer.padEnd(10)} ${f(r.docsPerSec).padStart(7)} ${f(r.peakRssMiB).padStart(13)} (${f(r.peakAnonMiB)} + ${f(r.peakFileMiB)})`.padEnd(69) + `${f(r.p50, 3).padStart(8)} ${f(r.p99, 3).padStart(8)}   ${r.batches ?? '-'}`);
+    const probe = results.engineWhileSearching.probe;
+    console.log(`searches during indexing (one every 20 ms, ${probe.searches} of them): p99 ${f(probe.p99)} ms, max ${f(probe.max)} ms, while indexing at ${f(results.engineWhileSearching.docsPerSec)} docs/s`);
     console.log(`then 5 batches of ${SMALL_BATCH} new documents each: engine ${f(us.smallDocsPerSec)} docs/s, minisearch ${f(them.smallDocsPerSec)} docs/s (${f(us.smallDocsPerSec / them.smallDocsPerSec, 2)}x)`);
     console.log(`engine / minisearch: indexing ${f(us.docsPerSec / them.docsPerSec, 2)}x, peak RSS ${f(us.peakRssMiB / them.peakRssMiB, 2)}x; engine peak RSS ${f(us.peakRssMiB)} MiB vs budget ${BUDGET_MIB} MB (${us.peakRssMiB * 1.048576 <= BUDGET_MIB ? 'met' : 'missed'})`);
   } finally {
