@@ -3,7 +3,8 @@
  * layout.ts).
  *
  * Format 1.1.0 (and 1.0.0) kept each document's entry as u32 LE values in `kw-docs`:
- * [fieldCount, (fid, n, id x n, position x n)...]. 1.2.0 keeps them, ids and positions as narrow as each field needs, in `kw-entries`.
+ * [fieldCount, (fid, n, id x n, position x n)...]. 1.2.0 keeps them in `kw-entries`, ids and
+ * positions as narrow as each field needs (entry.ts).
  *
  * Format 1.0.0 kept, besides the databases that did not change:
  *

@@ -7,7 +7,7 @@ import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
-import { hasTail, readPostings } from './tails.js';
+import { hasTail, readPostings, valueBytes } from './tails.js';
 import { bucketTag, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, recordPart, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
@@ -148,7 +148,7 @@ export class KeywordReader {
   /** The stored entry bytes, valid until the next read (lmdb reuses the buffer); see entry.ts. */
   rawDoc(docid: number): Buffer | undefined {
     const raw = this.dbs.docs.getBinaryFast(docid);
-    return raw ? (raw.subarray(0, raw.length) as Buffer) : undefined;
+    return raw ? (valueBytes(raw) as Buffer) : undefined;
   }
 
   /** See `entryExactness`; -1 for a document without searchable words. */

@@ -11,8 +11,7 @@ import type { ResolvedTerm } from '../query/resolve.js';
  * Where one term occurs in a document: a flat list of pairs `(fid << 1 | exact, position)` in
  * stored order, where `exact` marks the query word itself (no typo, not extended by the prefix).
  * Frequent words occur dozens of times per document and a proximity pass reads thousands of
- * documents: two small integers per occurrence instead of an object took a quarter of the
- * search time of such queries away.
+ * documents, so an occurrence is two small integers rather than an object.
  */
 export type TermOccurrences = number[];
 
