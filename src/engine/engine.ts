@@ -291,7 +291,8 @@ export class Engine {
   // --- settings -------------------------------------------------------------------------------
 
   getSettings(uid: string): Settings {
-    const settings = this.indexes.get(uid).settings;
+    // A copy: the store's settings are shared (and frozen) inside the engine.
+    const settings = structuredClone(this.indexes.get(uid).settings);
     // embedder API keys never leave the engine in clear (dumps read the store, not this)
     return { ...settings, embedders: redactEmbedders(settings.embedders) };
   }
