@@ -46,6 +46,51 @@ describe('WordDictionary.fuzzy', () => {
       expect(got).toEqual(want);
     }
   });
+  it('agrees with brute force on random typos, for both budgets, as a word and as a prefix', async () => {
+    const { readFileSync } = await import('node:fs');
+    const movies = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as { title: string }[];
+    const vocab = [...new Set(movies.slice(0, 1500).flatMap((m) => m.title.toLowerCase().split(/[^a-z0-9]+/)).filter(Boolean))].sort();
+    const d = new WordDictionary(vocab);
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    /** Within budget under the first-letter rule: the typos counted, or undefined. */
+    const typos = (q: string, w: string, budget: number): number | undefined => {
+      const dist = osa(q, w);
+      if (w[0] === q[0]) return dist <= budget ? dist : undefined;
+      return budget === 2 && dist <= 1 ? 2 : undefined;
+    };
+    for (let n = 0; n < 40; n++) {
+      const word = vocab[random(vocab.length)]!;
+      const chars = [...word];
+      // One or two random edits: substitution, deletion, insertion or transposition.
+      for (let e = random(2); e >= 0; e--) {
+        const at = random(chars.length + 1);
+        const op = random(4);
+        const letter = 'abcdefghijklmnopqrstuvwxyz'[random(26)]!;
+        if (op === 0 && at < chars.length) chars[at] = letter;
+        else if (op === 1 && chars.length > 2 && at < chars.length) chars.splice(at, 1);
+        else if (op === 2) chars.splice(at, 0, letter);
+        else if (at + 1 < chars.length) [chars[at], chars[at + 1]] = [chars[at + 1]!, chars[at]!];
+      }
+      const q = chars.join('');
+      for (const budget of [1, 2] as const) {
+        const want: Record<string, number> = {};
+        const wantPrefix: Record<string, number> = {};
+        for (const w of vocab) {
+          const t = typos(q, w, budget);
+          if (t !== undefined) want[w] = t;
+          let best: number | undefined;
+          for (let end = 1; end <= w.length; end++) {
+            const tp = typos(q, w.slice(0, end), budget);
+            if (tp !== undefined && (best === undefined || tp < best)) best = tp;
+          }
+          if (best !== undefined) wantPrefix[w] = best;
+        }
+        expect({ q, budget, got: asMap(d.fuzzy(q, budget, false, 100_000)) }).toEqual({ q, budget, got: want });
+        expect({ q, budget, prefix: asMap(d.fuzzy(q, budget, true, 100_000)) }).toEqual({ q, budget, prefix: wantPrefix });
+      }
+    }
+  });
 });
 
 describe('allowedTypos', () => {

@@ -160,16 +160,30 @@ class AutomatonWalk {
     const row = this.rows[depth + 1] ?? (this.rows[depth + 1] = new Int32Array(this.m + 1));
     const pp = depth > 0 ? this.rows[depth - 1]! : null;
     const prevChar = depth > 0 ? this.chars[depth - 1]! : -1;
-    row[0] = depth + 1;
-    let min = row[0];
-    for (let j = 1; j <= this.m; j++) {
+    // Only the cells within `budget` of the diagonal can stay within budget (a cell is at least
+    // its distance from the diagonal): the row is computed on that band, and the cells just
+    // outside it, which the next row reads, are capped at budget + 1 (Ukkonen's cut-off).
+    const r = depth + 1;
+    const cap = budget + 1;
+    const from = Math.max(1, r - budget);
+    const to = Math.min(this.m, r + budget);
+    row[0] = r;
+    if (from > 1) row[from - 1] = cap;
+    if (to < this.m) row[to + 1] = cap;
+    let min = r;
+    for (let j = from; j <= to; j++) {
       const qc = this.q[j - 1]!;
-      let v = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (qc === code ? 0 : 1));
-      if (pp && j > 1 && qc === prevChar && this.q[j - 2] === code) v = Math.min(v, pp[j - 2]! + 1);
+      let v = prev[j - 1]! + (qc === code ? 0 : 1);
+      const del = prev[j]! + 1;
+      if (del < v) v = del;
+      const ins = row[j - 1]! + 1;
+      if (ins < v) v = ins;
+      if (pp && j > 1 && qc === prevChar && this.q[j - 2] === code && pp[j - 2]! + 1 < v) v = pp[j - 2]! + 1;
+      if (v > cap) v = cap;
       row[j] = v;
       if (v < min) min = v;
     }
-    const full = row[this.m]!;
+    const full = to === this.m ? row[this.m]! : cap;
     const best = this.prefix ? Math.min(bestPrefix, full) : Infinity;
     if (this.prefix && best <= budget && min >= best) {
       // A prefix already matches and no longer prefix can match with fewer typos: take the range.
