@@ -11,7 +11,8 @@
  *
  * Meilisearch rules: a typo on the first letter counts as two, so with a one-typo budget the first
  * letter is fixed, and with a two-typo budget a different first letter is allowed only when it is
- * the only edit.
+ * the only edit. The automaton therefore only walks the query's own first letter; the few words
+ * one first-letter edit away are looked up directly (`firstLetterEdits`).
  */
 
 export interface WordMatch {
@@ -80,6 +81,38 @@ export class WordDictionary {
     return this.words.slice(lo, Math.min(hi, lo + limit)) as string[];
   }
 
+  /**
+   * With a two-typo budget, the words whose first letter differs from the query's (two typos):
+   * that change must be the only edit, so they are the query with its first letter replaced,
+   * preceded by another letter, dropped, or swapped with the second (with `prefix`: the words
+   * starting with one of these). Looked up directly: walking every other first letter's subtree
+   * with the automaton cost more than the main walk.
+   */
+  private firstLetterEdits(query: string, prefix: boolean, found: (word: string) => void): void {
+    const rest = query.slice(1);
+    const candidates: string[] = [];
+    const first = query.charCodeAt(0);
+    for (let i = 0; i < this.words.length; ) {
+      const word = this.words[i]!;
+      if (word.length === 0) {
+        i++;
+        continue;
+      }
+      const code = word.charCodeAt(0);
+      if (code !== first) candidates.push(word[0]! + rest, word[0]! + query);
+      i = this.groupEnd(i, this.words.length, 0, code);
+    }
+    if (query.length > 1 && query.charCodeAt(1) !== first) candidates.push(rest, query[1]! + query[0]! + query.slice(2));
+    for (const candidate of candidates) {
+      if (!prefix) {
+        if (this.has(candidate)) found(candidate);
+        continue;
+      }
+      const [lo, hi] = this.prefixRange(candidate);
+      for (let k = lo; k < hi; k++) found(this.words[k]!);
+    }
+  }
+
   private lowerBound(key: string): number {
     let a = 0;
     let b = this.words.length;
@@ -114,20 +147,9 @@ export class WordDictionary {
     }
     const walker = new AutomatonWalk(this.words, query, prefix, (lo, hi, depth, code) => this.groupEnd(lo, hi, depth, code));
     const first = query.charCodeAt(0);
-    const n = this.words.length;
-    let i = 0;
-    while (i < n) {
-      const word = this.words[i]!;
-      if (word.length === 0) {
-        i++;
-        continue;
-      }
-      const code = word.charCodeAt(0);
-      const end = this.groupEnd(i, n, 0, code);
-      if (code === first) walker.descend(i, end, code, maxTypos, false);
-      else if (maxTypos === 2) walker.descend(i, end, code, 1, true);
-      i = end;
-    }
+    const [lo, hi] = this.prefixRange(query[0]!);
+    if (lo < hi) walker.descend(lo, hi, first, maxTypos);
+    if (maxTypos === 2) this.firstLetterEdits(query, prefix, (word) => walker.record(word, 2));
     const out = [...walker.found].map(([word, typos]) => ({ word, typos }));
     out.sort((a, b) => a.typos - b.typos || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
     return out.length > limit ? out.slice(0, limit) : out;
@@ -154,7 +176,7 @@ class AutomatonWalk {
   }
 
   /** Enter the node reached by `code` at depth = current chars length, words [lo, hi). */
-  descend(lo: number, hi: number, code: number, budget: number, firstDiff: boolean, bestPrefix = Infinity): void {
+  descend(lo: number, hi: number, code: number, budget: number, bestPrefix = Infinity): void {
     const depth = this.chars.length; // depth of the parent node
     const prev = this.rows[depth]!;
     const row = this.rows[depth + 1] ?? (this.rows[depth + 1] = new Int32Array(this.m + 1));
@@ -187,7 +209,7 @@ class AutomatonWalk {
     const best = this.prefix ? Math.min(bestPrefix, full) : Infinity;
     if (this.prefix && best <= budget && min >= best) {
       // A prefix already matches and no longer prefix can match with fewer typos: take the range.
-      for (let k = lo; k < hi; k++) this.record(this.words[k]!, firstDiff ? 2 : best);
+      for (let k = lo; k < hi; k++) this.record(this.words[k]!, best);
       return;
     }
     if (min > budget) return;
@@ -196,19 +218,19 @@ class AutomatonWalk {
     let i = lo;
     if (this.words[i]!.length === nodeDepth) {
       const d = Math.min(best, full);
-      if (d <= budget) this.record(this.words[i]!, firstDiff ? 2 : d);
+      if (d <= budget) this.record(this.words[i]!, d);
       i++;
     }
     while (i < hi) {
       const c = this.words[i]!.charCodeAt(nodeDepth);
       const end = this.groupEnd(i, hi, nodeDepth, c);
-      this.descend(i, end, c, budget, firstDiff, best);
+      this.descend(i, end, c, budget, best);
       i = end;
     }
     this.chars.pop();
   }
 
-  private record(word: string, typos: number): void {
+  record(word: string, typos: number): void {
     const known = this.found.get(word);
     if (known === undefined || typos < known) this.found.set(word, typos);
   }
