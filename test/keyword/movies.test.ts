@@ -107,6 +107,13 @@ describe('keyword search on movies.json (4,000 most recent films)', () => {
     expect(above.hits.every((h) => h._rankingScore! >= threshold)).toBe(true);
     expect(above.estimatedTotalHits).toBe(above.hits.length);
   });
+  it('ranks a query the same whatever searches ran before it (tables reused between searches start clean)', () => {
+    const q = { q: 'love story', limit: 50, showRankingScoreDetails: true, attributesToRetrieve: ['id'] };
+    const first = search(t.index, q).hits;
+    // Searches matching many other words (short prefixes, typos, a phrase) in between.
+    for (const other of ['the s', 'a', 'lvoe', 'storm of the', '"the story"', 'st']) search(t.index, { q: other, limit: 20 });
+    expect(search(t.index, q).hits).toEqual(first);
+  });
   it('rejects invalid parameters with the reference codes', () => {
     expect(codeOf(() => search(t.index, { q: 1 }))).toBe('invalid_search_q');
     expect(codeOf(() => search(t.index, { limit: -1 }))).toBe('invalid_search_limit');

@@ -195,12 +195,17 @@ export function keywordSearch(index: Index, params: SearchParams, want: number):
     termWords: enumerableWords(terms, reader),
   };
   const cutoff = settings.searchCutoffMs ?? 1500;
-  const sorted = bucketSort(rules, candidates, ctx, {
-    want,
-    threshold: params.rankingScoreThreshold,
-    deadline: started + cutoff,
-    distinct: distinctField ? distinctFilter(index, distinctField) : undefined,
-  });
+  let sorted: ReturnType<typeof bucketSort>;
+  try {
+    sorted = bucketSort(rules, candidates, ctx, {
+      want,
+      threshold: params.rankingScoreThreshold,
+      deadline: started + cutoff,
+      distinct: distinctField ? distinctFilter(index, distinctField) : undefined,
+    });
+  } finally {
+    ctx.matches.release();
+  }
   const totalHits = params.rankingScoreThreshold !== null ? sorted.aboveThreshold : candidates.size;
   return { hits: sorted.hits, candidates: toBitmap(candidates), totalHits, terms, degraded: sorted.degraded };
 }

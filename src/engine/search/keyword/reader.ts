@@ -34,6 +34,7 @@ export class KeywordReader {
     this.dict = null;
     this.paths = null;
     this.vocab = null;
+    this.dictIds = null;
     this.bitmaps.clear();
   }
 
@@ -177,6 +178,25 @@ export class KeywordReader {
       this.vocab = { ids, words };
     }
     return this.vocab;
+  }
+
+  private dictIds: Int32Array | null = null;
+
+  /**
+   * The word id of each dictionary word, in dictionary order (-1 for none): a prefix's range of
+   * the dictionary maps to ids by index, where a map lookup per word cost a typical search 7% at
+   * 200k documents (a short prefix spans thousands of words).
+   */
+  dictionaryIds(): Int32Array {
+    this.refresh();
+    if (!this.dictIds) {
+      const words = this.dictionary().words;
+      const { ids } = this.vocabulary();
+      const out = new Int32Array(words.length);
+      for (let k = 0; k < words.length; k++) out[k] = ids.get(words[k]!) ?? -1;
+      this.dictIds = out;
+    }
+    return this.dictIds;
   }
 
   idOf(word: string): number | undefined {

@@ -24,6 +24,28 @@ export interface DocMatches {
   occurrences: TermOccurrences[];
 }
 
+/**
+ * Tables by word id (one byte per word of the vocabulary), kept between searches: allocating and
+ * zeroing a few of them per search (200 KB each at 200k words) cost 5% of a typical search and
+ * fed the garbage collector. A released table is all zeros again.
+ */
+const freeTables: Int8Array[] = [];
+
+function takeTable(size: number): Int8Array {
+  while (freeTables.length > 0) {
+    const table = freeTables.pop()!;
+    // A table of another vocabulary size (another index, a grown vocabulary) is dropped.
+    if (table.length === size) return table;
+  }
+  return new Int8Array(size);
+}
+
+function giveTable(table: Int8Array): void {
+  if (freeTables.length < MAX_FREE_TABLES) freeTables.push(table);
+}
+
+const MAX_FREE_TABLES = 16;
+
 /** Prefix ranges up to this many words are resolved to word ids up front. */
 const MAX_PREFIX_IDS = 20_000;
 
@@ -46,17 +68,18 @@ export class MatchAnalyzer {
     this.vocabulary = vocab.words;
     const size = vocab.words.length;
     this.openPrefix = terms.map(() => null);
-    const touched: number[] = [];
+    const touched = this.touched;
+    this.any = takeTable(size);
     this.idTypos = terms.map((t, i) => {
-      const arr = new Int8Array(size);
+      const arr = takeTable(size);
       if (t.term.kind !== 'word') return arr;
       if (t.prefix !== null) {
         const [lo, hi] = reader.dictionary().prefixRange(t.prefix);
         if (hi - lo <= MAX_PREFIX_IDS) {
-          const words = reader.dictionary().words;
+          const dictIds = reader.dictionaryIds();
           for (let k = lo; k < hi; k++) {
-            const id = vocab.ids.get(words[k]!);
-            if (id !== undefined) {
+            const id = dictIds[k]!;
+            if (id >= 0) {
               arr[id] = 1;
               touched.push(id);
             }
@@ -73,15 +96,36 @@ export class MatchAnalyzer {
       return arr;
     });
     // One table for "does this id concern any term at all", so most tokens cost one lookup.
-    this.any = new Uint8Array(size);
     for (const id of touched) this.any[id] = 1;
     this.termWordIds = terms.map((t) => (t.term.kind === 'word' ? vocab.ids.get(t.term.word) ?? -1 : -1));
     this.sequences = terms.map((t) => t.sequences.map((seq) => seq.map((w) => vocab.ids.get(w) ?? -1)));
-    for (const seqs of this.sequences) for (const seq of seqs) if (seq[0]! >= 0) this.any[seq[0]!] = 1;
+    for (const seqs of this.sequences) {
+      for (const seq of seqs) {
+        if (seq[0]! >= 0) {
+          this.any[seq[0]!] = 1;
+          touched.push(seq[0]!);
+        }
+      }
+    }
     this.checkAll = this.openPrefix.some((p) => p !== null);
   }
 
-  private readonly any: Uint8Array;
+  /** Ids set in the tables, cleared by `release`. */
+  private readonly touched: number[] = [];
+
+  /**
+   * Gives the tables back for the next search, cleared (only the ids this one set). The analyzer
+   * must not be used afterwards.
+   */
+  release(): void {
+    for (const table of [this.any, ...this.idTypos]) {
+      for (const id of this.touched) table[id] = 0;
+      giveTable(table);
+    }
+    this.touched.length = 0;
+  }
+
+  private readonly any: Int8Array;
   private readonly checkAll: boolean;
 
   /** The word ids of `words`, -1 for unknown ones. */
