@@ -112,12 +112,16 @@ export class MatchAnalyzer {
 
   /** Ids set in the tables, cleared by `release`. */
   private readonly touched: number[] = [];
+  private released = false;
 
   /**
    * Gives the tables back for the next search, cleared (only the ids this one set). The analyzer
    * must not be used afterwards.
    */
   release(): void {
+    // Twice would hand the same table to two later searches.
+    if (this.released) return;
+    this.released = true;
     for (const table of [this.any, ...this.idTypos]) {
       for (const id of this.touched) table[id] = 0;
       giveTable(table);
