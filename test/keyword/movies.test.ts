@@ -3,6 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { search, multiSearch } from '../../src/engine/search/index.js';
 import { decodeWordRecord, keywordDbs } from '../../src/engine/search/keyword/layout.js';
 import { SearchError } from '../../src/engine/errors.js';
+import { analyzerFor } from '../../src/engine/search/keyword/analyzer.js';
+import { keywordReader } from '../../src/engine/search/keyword/reader.js';
+import { parseQuery } from '../../src/engine/search/query/parse.js';
+import { resolveTerms } from '../../src/engine/search/query/resolve.js';
+import { MatchAnalyzer, pairCost } from '../../src/engine/search/ranking/matches.js';
 import { loadJson, openTestIndex, type TestIndex } from './helpers.js';
 import type { Document } from '../../src/engine/types.js';
 
@@ -113,6 +118,32 @@ describe('keyword search on movies.json (4,000 most recent films)', () => {
     // Searches matching many other words (short prefixes, typos, a phrase) in between.
     for (const other of ['the s', 'a', 'lvoe', 'storm of the', '"the story"', 'st']) search(t.index, { q: other, limit: 20 });
     expect(search(t.index, q).hits).toEqual(first);
+  });
+  it('computes proximity in one pass over each entry exactly as from the occurrences', () => {
+    const settings = t.index.settings;
+    const reader = keywordReader(t.index.store);
+    const analyzer = analyzerFor(settings);
+    for (const q of ['the b', 'of the', 'star wars', 'lvoe story', 'the godfahter part', '"the dark" knight', 'new york city', 'a', 'man of the year', 'th']) {
+      const parsed = parseQuery(q, analyzer, null);
+      const terms = resolveTerms(parsed.terms, { reader, analyzer, fids: null }, true);
+      const active = terms.map((_, i) => i);
+      let docs = t.index.store.docids();
+      for (const term of terms) docs = RoaringBitmap32.and(docs, term.all);
+      for (const byAttribute of [false, true]) {
+        const streamed = new MatchAnalyzer(reader, terms, null);
+        const built = new MatchAnalyzer(reader, terms, null);
+        let checked = 0;
+        for (const d of docs) {
+          const occ = built.get(d).occurrences;
+          let expected = 0;
+          for (let k = 0; k + 1 < active.length; k++) expected += pairCost(occ[active[k]!]!, occ[active[k + 1]!]!, byAttribute);
+          expect({ q, d, byAttribute, cost: streamed.proximity(d, active, byAttribute) }).toEqual({ q, d, byAttribute, cost: expected });
+          if (++checked === 600) break;
+        }
+        streamed.release();
+        built.release();
+      }
+    }
   });
   it('rejects invalid parameters with the reference codes', () => {
     expect(codeOf(() => search(t.index, { q: 1 }))).toBe('invalid_search_q');

@@ -46,6 +46,38 @@ function giveTable(table: Int8Array): void {
 
 const MAX_FREE_TABLES = 16;
 
+/** Cost of a term pair with no occurrences in a common field, and of any pair this far apart or more. */
+export const MAX_PAIR_COST = 7;
+
+/**
+ * The proximity cost of two occurrences `d` apart in the same field, `d` counting one more when
+ * the second term comes first: 0 for adjacent words (or the same one), up to MAX_PAIR_COST.
+ */
+export function distanceCost(d: number): number {
+  return Math.min(Math.max(d, 1), MAX_PAIR_COST + 1) - 1;
+}
+
+/** The lowest proximity cost of two terms' occurrences in a document (rules.ts, `proximity`). */
+export function pairCost(a: TermOccurrences, b: TermOccurrences, byAttribute: boolean): number {
+  let best = MAX_PAIR_COST;
+  for (let x = 0; x < a.length; x += 2) {
+    const fid = occurrenceFid(a, x);
+    const px = occurrencePosition(a, x);
+    for (let y = 0; y < b.length; y += 2) {
+      if (occurrenceFid(b, y) !== fid) continue;
+      // proximityPrecision byAttribute: only "in the same attribute" counts.
+      if (byAttribute) return 0;
+      const py = occurrencePosition(b, y);
+      const c = distanceCost(py >= px ? py - px : px - py + 1);
+      if (c < best) {
+        best = c;
+        if (best === 0) return 0;
+      }
+    }
+  }
+  return best;
+}
+
 /** Prefix ranges up to this many words are resolved to word ids up front. */
 const MAX_PREFIX_IDS = 20_000;
 
@@ -159,6 +191,108 @@ export class MatchAnalyzer {
 
   private readonly cursor = new EntryCursor();
 
+  /** Per term: its last position in the current field (-1: none yet), and whether the current token matches it. */
+  private lastAt = new Int32Array(0);
+  private matchedNow = new Uint8Array(0);
+  private pairBest = new Int32Array(0);
+
+  /**
+   * The proximity cost of a document: the sum, over consecutive `active` terms, of `pairCost`
+   * (rules.ts) computed in one pass over the stored entry, without building its occurrences.
+   * Within a field positions only grow, so the closest pair ending at a token pairs it with the
+   * other term's last position. Stops once every pair costs 0. A proximity pass reads every
+   * document of a bucket (all 36k movies for "the b"), and building the occurrences of each,
+   * kept for the later rules, spent more time allocating and collecting than reading.
+   */
+  proximity(docid: number, active: readonly number[], byAttribute: boolean): number {
+    const pairs = active.length - 1;
+    const nTerms = this.terms.length;
+    if (this.lastAt.length < nTerms) {
+      this.lastAt = new Int32Array(nTerms);
+      this.matchedNow = new Uint8Array(nTerms);
+    }
+    if (this.pairBest.length < pairs) this.pairBest = new Int32Array(pairs);
+    const best = this.pairBest;
+    best.fill(MAX_PAIR_COST, 0, pairs);
+    const known = this.cache.get(docid);
+    const raw = known ? undefined : this.reader.rawDoc(docid);
+    if (known) {
+      for (let k = 0; k < pairs; k++) best[k] = pairCost(known.occurrences[active[k]!]!, known.occurrences[active[k + 1]!]!, byAttribute);
+    } else if (raw) this.scanProximity(raw, active, byAttribute);
+    let cost = 0;
+    for (let k = 0; k < pairs; k++) cost += best[k]!;
+    return cost;
+  }
+
+  private scanProximity(raw: Uint8Array, active: readonly number[], byAttribute: boolean): void {
+    const pairs = active.length - 1;
+    const nTerms = this.terms.length;
+    const best = this.pairBest;
+    const last = this.lastAt;
+    const matched = this.matchedNow;
+    let open = pairs;
+    // Hoisted: this loop runs for every word of every document of the bucket.
+    const { idTypos, openPrefix, any, checkAll, vocabulary, allowed } = this;
+    const withSequences = this.sequences.some((seqs) => seqs.length > 0);
+    const c = this.cursor;
+    c.open(raw);
+    while (c.nextField()) {
+      const n = c.n;
+      if (allowed && !allowed.has(c.fid)) continue;
+      last.fill(-1, 0, nTerms);
+      for (let i = 0; i < n; i++) {
+        const id = c.id(i);
+        if (!checkAll && any[id] === 0) continue;
+        let hit = false;
+        for (let t = 0; t < nTerms; t++) {
+          let m = idTypos[t]![id]! > 0;
+          if (!m && checkAll) {
+            const prefix = openPrefix[t];
+            if (prefix !== null && (vocabulary[id] ?? '').startsWith(prefix)) m = true;
+          }
+          if (!m && withSequences) m = this.sequenceAt(t, id, i, n);
+          matched[t] = m ? 1 : 0;
+          if (m) hit = true;
+        }
+        if (!hit) continue;
+        const p = c.position(i);
+        for (let k = 0; k < pairs; k++) {
+          const a = active[k]!;
+          const b = active[k + 1]!;
+          const la = matched[a] ? p : last[a]!;
+          let cost = best[k]!;
+          if (byAttribute) {
+            if (la >= 0 && (matched[b] || last[b]! >= 0)) cost = 0;
+          } else {
+            // b after (or with) a: the last a before it; a after b: the last b before it.
+            if (matched[b] && la >= 0) cost = Math.min(cost, distanceCost(p - la));
+            if (matched[a] && last[b]! >= 0) cost = Math.min(cost, distanceCost(p - last[b]! + 1));
+          }
+          if (cost < best[k]!) {
+            best[k] = cost;
+            if (cost === 0 && --open === 0) return;
+          }
+        }
+        for (let t = 0; t < nTerms; t++) if (matched[t]) last[t] = p;
+      }
+    }
+  }
+
+  /** Whether one of term `t`'s word sequences (phrase, synonym, split) starts at token `i` of the current field. */
+  private sequenceAt(t: number, id: number, i: number, n: number): boolean {
+    const seqs = this.sequences[t]!;
+    const c = this.cursor;
+    for (let q = 0; q < seqs.length; q++) {
+      const seq = seqs[q]!;
+      if (seq[0] !== id || i + seq.length > n) continue;
+      const p0 = c.position(i);
+      let ok = true;
+      for (let k = 1; k < seq.length && ok; k++) ok = c.id(i + k) === seq[k] && c.position(i + k) === p0 + k;
+      if (ok) return true;
+    }
+    return false;
+  }
+
   /** Reads the stored entry in place: the ids of every word, the positions of the matching ones. */
   private compute(docid: number): DocMatches {
     const occurrences: TermOccurrences[] = this.terms.map(() => []);
@@ -179,15 +313,7 @@ export class MatchAnalyzer {
           const open = this.openPrefix[t];
           if (v === 0 && open !== null && (this.vocabulary[id] ?? '').startsWith(open)) v = 1;
           if (v > 0) occurrences[t]!.push((fid << 1) | (id === this.termWordIds[t] ? 1 : 0), c.position(i));
-          const seqs = this.sequences[t]!;
-          for (let q = 0; q < seqs.length; q++) {
-            const seq = seqs[q]!;
-            if (seq[0] !== id) continue;
-            const p0 = c.position(i);
-            let ok = i + seq.length <= n;
-            for (let k = 1; k < seq.length && ok; k++) ok = c.id(i + k) === seq[k] && c.position(i + k) === p0 + k;
-            if (ok) occurrences[t]!.push((fid << 1) | (this.terms[t]!.term.kind === 'phrase' ? 1 : 0), p0);
-          }
+          if (this.sequenceAt(t, id, i, n)) occurrences[t]!.push((fid << 1) | (this.terms[t]!.term.kind === 'phrase' ? 1 : 0), c.position(i));
         }
       }
     }

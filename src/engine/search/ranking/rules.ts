@@ -8,7 +8,7 @@ import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
-import { occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer, type TermOccurrences } from './matches.js';
+import { MAX_PAIR_COST, occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
 import { MAX_POSITION_BUCKET, positionBucket } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
@@ -174,29 +174,6 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
   return out;
 }
 
-const MAX_PAIR_COST = 7;
-
-function pairCost(a: TermOccurrences, b: TermOccurrences, byAttribute: boolean): number {
-  let best = MAX_PAIR_COST;
-  for (let x = 0; x < a.length; x += 2) {
-    const fid = occurrenceFid(a, x);
-    const px = occurrencePosition(a, x);
-    for (let y = 0; y < b.length; y += 2) {
-      if (occurrenceFid(b, y) !== fid) continue;
-      // proximityPrecision byAttribute: only "in the same attribute" counts.
-      if (byAttribute) return 0;
-      const py = occurrencePosition(b, y);
-      const d = py >= px ? py - px : px - py + 1;
-      const c = Math.min(Math.max(d, 1), MAX_PAIR_COST + 1) - 1;
-      if (c < best) {
-        best = c;
-        if (best === 0) return 0;
-      }
-    }
-  }
-  return best;
-}
-
 const proximity: RankingRule = {
   key: 'proximity',
   needsTerms: true,
@@ -208,12 +185,7 @@ const proximity: RankingRule = {
     return byCost(
       docids,
       active,
-      (d) => {
-        const occ = ctx.matches.get(d).occurrences;
-        let cost = 0;
-        for (let k = 0; k + 1 < active.length; k++) cost += pairCost(occ[active[k]!]!, occ[active[k + 1]!]!, byAttribute);
-        return cost;
-      },
+      (d) => ctx.matches.proximity(d, active, byAttribute),
       (c) => ({ key: 'proximity', rank: maxRank - c, maxRank }),
     );
   },
