@@ -203,8 +203,9 @@ export class MatchAnalyzer {
    * other term's last position. Stops once every pair costs 0. A proximity pass reads every
    * document of a bucket (all 36k movies for "the b"), and building the occurrences of each,
    * kept for the later rules, spent more time allocating and collecting than reading.
+   * `keep`: build and keep them anyway, for a bucket small enough that the later rules read them.
    */
-  proximity(docid: number, active: readonly number[], byAttribute: boolean): number {
+  proximity(docid: number, active: readonly number[], byAttribute: boolean, keep: boolean): number {
     const pairs = active.length - 1;
     const nTerms = this.terms.length;
     if (this.lastAt.length < nTerms) {
@@ -214,7 +215,7 @@ export class MatchAnalyzer {
     if (this.pairBest.length < pairs) this.pairBest = new Int32Array(pairs);
     const best = this.pairBest;
     best.fill(MAX_PAIR_COST, 0, pairs);
-    const known = this.cache.get(docid);
+    const known = keep ? this.get(docid) : this.cache.get(docid);
     const raw = known ? undefined : this.reader.rawDoc(docid);
     if (known) {
       for (let k = 0; k < pairs; k++) best[k] = pairCost(known.occurrences[active[k]!]!, known.occurrences[active[k + 1]!]!, byAttribute);

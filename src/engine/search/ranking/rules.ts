@@ -182,10 +182,12 @@ const proximity: RankingRule = {
     const maxRank = pairs * MAX_PAIR_COST + 1;
     const byAttribute = ctx.settings.proximityPrecision === 'byAttribute';
     if (pairs === 0) return [{ docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } }];
+    // The later rules rank a small bucket from each document's occurrences: build them now, once.
+    const keep = sizeOf(docids) < BITMAP_PATH_MIN;
     return byCost(
       docids,
       active,
-      (d) => ctx.matches.proximity(d, active, byAttribute),
+      (d) => ctx.matches.proximity(d, active, byAttribute, keep),
       (c) => ({ key: 'proximity', rank: maxRank - c, maxRank }),
     );
   },
