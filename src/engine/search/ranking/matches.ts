@@ -140,6 +140,7 @@ export class MatchAnalyzer {
       }
     }
     this.checkAll = this.openPrefix.some((p) => p !== null);
+    this.withSequences = this.sequences.some((seqs) => seqs.length > 0);
   }
 
   /** Ids set in the tables, cleared by `release`. */
@@ -163,6 +164,8 @@ export class MatchAnalyzer {
 
   private readonly any: Int8Array;
   private readonly checkAll: boolean;
+  /** Some term has word sequences (phrase, synonym, split) to look for. */
+  private readonly withSequences: boolean;
 
   /** The word ids of `words`, -1 for unknown ones. */
   idsOf(words: readonly string[]): number[] {
@@ -197,8 +200,8 @@ export class MatchAnalyzer {
   private pairBest = new Int32Array(0);
 
   /**
-   * The proximity cost of a document: the sum, over consecutive `active` terms, of `pairCost`
-   * (rules.ts) computed in one pass over the stored entry, without building its occurrences.
+   * The proximity cost of a document: the sum, over consecutive `active` terms, of `pairCost`,
+   * computed in one pass over the stored entry, without building its occurrences.
    * Within a field positions only grow, so the closest pair ending at a token pairs it with the
    * other term's last position. Stops once every pair costs 0. A proximity pass reads every
    * document of a bucket (all 36k movies for "the b"), and building the occurrences of each,
@@ -233,8 +236,7 @@ export class MatchAnalyzer {
     const matched = this.matchedNow;
     let open = pairs;
     // Hoisted: this loop runs for every word of every document of the bucket.
-    const { idTypos, openPrefix, any, checkAll, vocabulary, allowed } = this;
-    const withSequences = this.sequences.some((seqs) => seqs.length > 0);
+    const { idTypos, openPrefix, any, checkAll, vocabulary, allowed, withSequences } = this;
     const c = this.cursor;
     c.open(raw);
     while (c.nextField()) {
