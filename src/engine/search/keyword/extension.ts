@@ -22,9 +22,12 @@ import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntry } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
-import { appendAscending, BUCKET_TAG, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
+
+/** Provisional word ids start here (see BatchWriter.idOf); real ones stay far below. */
+const PROVISIONAL_ID = 0x8000_0000;
 
 /** Pending postings after which deltas are merged into LMDB mid-batch. */
 const FLUSH_THRESHOLD = 12_000_000;
@@ -47,13 +50,17 @@ class KeySet extends Set<string> implements KeySink {
 
 /**
  * Pending postings under numbered keys. Additions are appended to one log of (key, docid) pairs,
- * grouped per key by a counting pass at merge time: sequential writes to two typed arrays instead
- * of a growing array per key.
+ * grouped per key by a counting pass at merge time: sequential writes to typed arrays instead
+ * of a growing array per key. The log is a list of fixed-size chunks: a batch's logs reach tens
+ * of megabytes, and a log doubled by copying held up to three times its size while it grew.
  */
+const LOG_CHUNK = 1 << 16;
+
 class PostingLog {
   private lastDoc = new Int32Array(1024).fill(-1);
-  private logKey = new Int32Array(1 << 16);
-  private logDoc = new Uint32Array(1 << 16);
+  private keyChunks: Int32Array[] = [];
+  private docChunks: Uint32Array[] = [];
+  private fill = LOG_CHUNK;
   private adds = 0;
   keys = 0;
   dels: Map<number, number[]> | null = null;
@@ -76,30 +83,21 @@ class PostingLog {
   push(k: number, docid: number): number {
     if (this.lastDoc[k] === docid) return 0;
     this.lastDoc[k] = docid;
-    if (this.adds >= this.logKey.length) this.grow();
-    this.logKey[this.adds] = k;
-    this.logDoc[this.adds] = docid;
-    this.adds++;
-    this.size++;
+    this.append(k, docid);
     return 1;
   }
 
   /** Adds `docid` to key `k`; the caller knows it is not there yet (no check against the last docid). */
   append(k: number, docid: number): void {
-    if (this.adds >= this.logKey.length) this.grow();
-    this.logKey[this.adds] = k;
-    this.logDoc[this.adds] = docid;
+    if (this.fill === LOG_CHUNK) {
+      this.keyChunks.push(new Int32Array(LOG_CHUNK));
+      this.docChunks.push(new Uint32Array(LOG_CHUNK));
+      this.fill = 0;
+    }
+    this.keyChunks[this.keyChunks.length - 1]![this.fill] = k;
+    this.docChunks[this.docChunks.length - 1]![this.fill++] = docid;
     this.adds++;
     this.size++;
-  }
-
-  private grow(): void {
-    const key = new Int32Array(this.logKey.length * 2);
-    key.set(this.logKey);
-    this.logKey = key;
-    const doc = new Uint32Array(this.logDoc.length * 2);
-    doc.set(this.logDoc);
-    this.logDoc = doc;
   }
 
   del(k: number, docid: number): void {
@@ -110,23 +108,40 @@ class PostingLog {
     this.size++;
   }
 
-  /** The additions grouped by key (stable: each key's docids keep their order): key k owns docs[start[k], start[k+1]). */
-  grouped(): { start: Uint32Array; docs: Uint32Array } {
+  /**
+   * The additions grouped by key (stable: each key's docids keep their order; key k owns
+   * docs[start[k], start[k+1])) and the removals, leaving the log empty: its chunks are dropped
+   * before the merge allocates its own memory.
+   */
+  take(): { start: Uint32Array; docs: Uint32Array; dels: Map<number, number[]> | null } {
     const count = this.keys;
     const start = new Uint32Array(count + 1);
-    for (let i = 0; i < this.adds; i++) start[this.logKey[i]! + 1]!++;
+    const chunkLength = (c: number): number => (c === this.keyChunks.length - 1 ? this.fill : LOG_CHUNK);
+    for (let c = 0; c < this.keyChunks.length; c++) {
+      const keys = this.keyChunks[c]!;
+      for (let i = 0, n = chunkLength(c); i < n; i++) start[keys[i]! + 1]!++;
+    }
     for (let k = 0; k < count; k++) start[k + 1]! += start[k]!;
     const fill = start.slice(0, count);
     const docs = new Uint32Array(this.adds);
-    for (let i = 0; i < this.adds; i++) docs[fill[this.logKey[i]!]!++] = this.logDoc[i]!;
-    return { start, docs };
+    for (let c = 0; c < this.keyChunks.length; c++) {
+      const keys = this.keyChunks[c]!;
+      const ids = this.docChunks[c]!;
+      // Each chunk is dropped once read.
+      this.keyChunks[c] = this.docChunks[c] = undefined as never;
+      for (let i = 0, n = chunkLength(c); i < n; i++) docs[fill[keys[i]!]!++] = ids[i]!;
+    }
+    const dels = this.dels;
+    this.reset();
+    return { start, docs, dels };
   }
 
-  /** Empties the log and gives its memory back (a batch's logs reach tens of megabytes). */
+  /** Empties the log and gives its memory back. */
   reset(): void {
     this.lastDoc = new Int32Array(1024).fill(-1);
-    this.logKey = new Int32Array(1 << 16);
-    this.logDoc = new Uint32Array(1 << 16);
+    this.keyChunks = [];
+    this.docChunks = [];
+    this.fill = LOG_CHUNK;
     this.adds = 0;
     this.keys = 0;
     this.dels = null;
@@ -163,48 +178,63 @@ function mergedPostings(raw: Uint8Array | undefined, add: Uint32Array, del: numb
 
 /**
  * Writes computed ahead of the write transaction: a value to put, or a removal. Values are copied
- * into one growing arena rather than kept as a buffer each: a batch computes hundreds of
- * thousands of them, and that many small objects alive across event-loop turns would be promoted
- * to the old generation and collected later, during searches.
+ * into arena chunks rather than kept as a buffer each: a batch computes hundreds of thousands of
+ * them, and that many small objects alive across event-loop turns would be promoted to the old
+ * generation and collected later, during searches. Fixed-size chunks, not one doubling arena: the
+ * values of a batch reach tens of megabytes.
  */
+const ARENA_CHUNK = 1 << 20;
+
 class WriteList<K extends string | number> {
   readonly keys: K[] = [];
-  /** Per key: start of its value in the arena, or -1 for a removal; ends[i] is its end. */
+  /** Per key: its arena chunk, or -1 for a removal, and its value's start and end in the chunk. */
+  private chunkOf = new Int32Array(1024);
   private starts = new Int32Array(1024);
   private ends = new Int32Array(1024);
-  private arena = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
+  private chunks: Buffer[] = [];
+  private used = ARENA_CHUNK;
   put(key: K, value: Uint8Array): void {
-    if (this.used + value.length > this.arena.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.used + value.length));
-      this.arena.copy(grown, 0, 0, this.used);
-      this.arena = grown;
+    let chunk = this.chunks[this.chunks.length - 1];
+    if (!chunk || this.used + value.length > chunk.length) {
+      chunk = Buffer.allocUnsafe(Math.max(ARENA_CHUNK, value.length));
+      this.chunks.push(chunk);
+      this.used = 0;
     }
-    this.arena.set(value, this.used);
-    this.push(key, this.used, this.used + value.length);
+    chunk.set(value, this.used);
+    this.push(key, this.chunks.length - 1, this.used, this.used + value.length);
     this.used += value.length;
   }
   remove(key: K): void {
-    this.push(key, -1, -1);
+    this.push(key, -1, 0, 0);
   }
-  private push(key: K, start: number, end: number): void {
+  private push(key: K, chunk: number, start: number, end: number): void {
     const i = this.keys.length;
     if (i >= this.starts.length) {
-      const starts = new Int32Array(i * 2);
-      starts.set(this.starts);
-      this.starts = starts;
-      const ends = new Int32Array(i * 2);
-      ends.set(this.ends);
-      this.ends = ends;
+      const grow = (from: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const to = new Int32Array(i * 2);
+        to.set(from);
+        return to;
+      };
+      this.chunkOf = grow(this.chunkOf);
+      this.starts = grow(this.starts);
+      this.ends = grow(this.ends);
     }
     this.keys.push(key);
+    this.chunkOf[i] = chunk;
     this.starts[i] = start;
     this.ends[i] = end;
   }
+  /** Each write in order: the value, or null for a removal. */
+  forEach(visit: (key: K, value: Uint8Array | null) => void): void {
+    for (let i = 0; i < this.keys.length; i++) {
+      const chunk = this.chunkOf[i]!;
+      visit(this.keys[i]!, chunk >= 0 ? this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!) : null);
+    }
+  }
   writeTo(db: Database<Buffer, K>): void {
     for (let i = 0; i < this.keys.length; i++) {
-      const start = this.starts[i]!;
-      if (start >= 0) db.putSync(this.keys[i]!, this.arena.subarray(start, this.ends[i]!));
+      const chunk = this.chunkOf[i]!;
+      if (chunk >= 0) db.putSync(this.keys[i]!, this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!));
       else db.removeSync(this.keys[i]!);
     }
   }
@@ -260,7 +290,7 @@ class DeltaMap {
   *merge(db: Database<Buffer, string>, tail: Database<Buffer, string>, empty: boolean): MergeSteps {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
-    const { start, docs } = this.log.grouped();
+    const { start, docs, dels } = this.log.take();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
     const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
@@ -269,7 +299,7 @@ class DeltaMap {
       if ((++n & STEP_KEYS) === 0) yield;
       const key = keys[k]!;
       const add = docs.subarray(start[k]!, start[k + 1]!);
-      const del = this.log.dels?.get(k);
+      const del = dels?.get(k);
       const raw = empty ? undefined : db.getBinaryFast(key);
       if (raw && hasTail(raw.length)) {
         mergeLongList(db, tail, key, raw.length, add, del, out, tails);
@@ -281,7 +311,6 @@ class DeltaMap {
     }
     this.index.clear();
     this.keys = [];
-    this.log.reset();
     return { lists: out, tails };
   }
 }
@@ -373,13 +402,12 @@ class PartsDelta {
    * Computes the merged word records and record tails (reads only; `empty`: the database holds
    * nothing yet) and resets.
    */
-  *merge(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, idOf: (word: string) => number): MergeSteps {
+  *merge(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, settleId: (word: string, stored: number | undefined) => number): MergeSteps {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
-    const { start, docs } = this.log.grouped();
+    const { start, docs, dels } = this.log.take();
     const words = this.keyWord;
     const tags = this.keyTag;
-    const dels = this.log.dels;
     const order = Array.from(words.keys()).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : tags[a]! - tags[b]!));
     /** The parts of `stored` with the deltas of order[i..j) merged in (`withDels` false: additions only). */
     const mergeGroup = (stored: WordPart[], i: number, j: number, withDels: boolean): WordPart[] => {
@@ -406,7 +434,7 @@ class PartsDelta {
       if (raw && hasTail(raw.length)) {
         // A long record (see tails.ts): its tail takes the additions.
         const recordBytes = raw.length;
-        const id = recordId(raw);
+        const id = settleId(word, recordId(raw));
         let removes = false;
         for (let x = i; x < j && !removes; x++) removes = dels?.has(order[x]!) ?? false;
         const tailRaw = tailDb.getBinaryFast(word);
@@ -429,7 +457,7 @@ class PartsDelta {
         continue;
       }
       const stored = raw ? decodeWordRecord(raw) : [];
-      const id = raw ? recordId(raw) : idOf(word);
+      const id = settleId(word, raw ? recordId(raw) : undefined);
       const parts = mergeGroup(stored, i, j, true);
       if (parts.length > 0) out.put(word, encodeWordRecord(id, parts));
       else if (raw) out.remove(word);
@@ -437,7 +465,6 @@ class PartsDelta {
     }
     this.keyWord = [];
     this.keyTag = [];
-    this.log.reset();
     return { lists: out, tails };
   }
 }
@@ -466,12 +493,12 @@ function unionLists(list: Uint8Array, more: Uint8Array): Uint8Array {
  */
 interface WordSlot {
   word: string;
+  /** The slot's row in the batch's `SlotParts` tables. */
+  no: number;
   plain: number | null;
   exact: number | null;
-  prefixes: number[] | null;
-  /** Part keys by field id and by position bucket. */
-  fids: Array<number | undefined>;
-  positions: Array<number | undefined>;
+  /** Whether the word's prefix keys are in the prefix table yet. */
+  prefixed: boolean;
   /** The last documents added to the word's plain and exact postings. */
   plainDoc: number;
   exactDoc: number;
@@ -481,6 +508,63 @@ interface WordSlot {
   fid: number;
   /** The word id, -1 until resolved. */
   id: number;
+}
+
+/** Columns of a `SlotParts` row: the first fields by id, then the position buckets, then the prefixes. */
+const SLOT_FIELDS = 8;
+const SLOT_BUCKETS = MAX_POSITION_BUCKET + 1;
+const SLOT_ROW = SLOT_FIELDS + SLOT_BUCKETS + PREFIX_MAX;
+
+/**
+ * The delta entries of each word slot of a batch: its part per field and per position bucket,
+ * and its prefix keys, in one table of rows rather than three small arrays per word (45 MB of
+ * arrays for the 84k words of a 20k-document batch). Fields past the first SLOT_FIELDS are rare
+ * (`*` searchable with many fields) and go to a map.
+ */
+class SlotParts {
+  private table = new Int32Array(1024 * SLOT_ROW).fill(-1);
+  rows = 0;
+
+  addRow(): number {
+    const no = this.rows++;
+    if (this.rows * SLOT_ROW > this.table.length) {
+      const grown = new Int32Array(this.table.length * 2).fill(-1);
+      grown.set(this.table);
+      this.table = grown;
+    }
+    return no;
+  }
+
+  /** The cell of field `fid` (below SLOT_FIELDS) in row `no`. */
+  fieldCell(no: number, fid: number): number {
+    return no * SLOT_ROW + fid;
+  }
+
+  bucketCell(no: number, bucket: number): number {
+    return no * SLOT_ROW + SLOT_FIELDS + bucket;
+  }
+
+  /** The row's prefix keys start here, -1 past the last. */
+  prefixCell(no: number): number {
+    return no * SLOT_ROW + SLOT_FIELDS + SLOT_BUCKETS;
+  }
+
+  /** -1 for an empty cell. */
+  get cells(): Int32Array {
+    return this.table;
+  }
+
+  /** Entries of fields past SLOT_FIELDS, by `moreKey`. */
+  readonly moreFields = new Map<number, number>();
+  moreKey(no: number, fid: number): number {
+    return no * 0x100000 + fid;
+  }
+
+  clear(): void {
+    this.table = new Int32Array(1024 * SLOT_ROW).fill(-1);
+    this.moreFields.clear();
+    this.rows = 0;
+  }
 }
 
 /** The keys one document contributes to each database; parts are `partKey(word, tag)`. */
@@ -585,8 +669,6 @@ class BatchWriter {
   readonly analyzer: Analyzer;
   readonly fields: FieldIds;
   private readonly prefixSearch: boolean;
-  /** No word record exists yet (a first batch): word ids need no lookup. */
-  private vocabularyEmpty: boolean;
   /** Databases known to hold nothing (all of them when the batch starts from scratch). */
   private readonly emptyDbs = new Set<Database<Buffer, string>>();
   /** Stored entries (kw-entries) to write at the next flush. */
@@ -601,30 +683,71 @@ class BatchWriter {
     this.fields = new FieldIds(loadFieldPaths(dbs));
     this.prefixSearch = settings.prefixSearch !== 'disabled';
     for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.values]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
-    this.vocabularyEmpty = this.emptyDbs.has(dbs.wordParts);
     if (fromScratch) this.nextId = 0;
   }
 
-  /** Word ids known or assigned in this batch, and the words given an id since the last flush. */
+  /**
+   * Word ids. A word first met in this batch gets a provisional id (PROVISIONAL_ID and up): its
+   * real one, stored or new, is settled by the merge of the word records, which reads every
+   * record of the batch in word order anyway, and the stored entries of the flush are then
+   * rewritten with it (`settleEntries`). Looking each word up as extraction met it read the
+   * records in random order, and every read mapped a 64 KiB window of the data file: 50-100 MB
+   * more resident pages per batch at 200k documents.
+   */
   private readonly idCache = new Map<string, number>();
+  private provisional: string[] = [];
   private readonly wordCache = new Map<number, string>();
+  /** The words given a new id since the last flush. */
   private newWords: Array<[number, string]> = [];
   private nextId = -1;
 
   private idOf(word: string): number {
     let id = this.idCache.get(word);
     if (id === undefined) {
-      const raw = this.vocabularyEmpty ? undefined : this.dbs.wordParts.getBinaryFast(word);
-      if (raw) id = recordId(raw);
-      else {
-        if (this.nextId < 0) this.nextId = (this.dbs.meta.get('nextWordId') as number | undefined) ?? 0;
-        id = this.nextId++;
-        this.newWords.push([id, word]);
-        this.wordCache.set(id, word);
-      }
+      id = PROVISIONAL_ID + this.provisional.length;
+      this.provisional.push(word);
       this.idCache.set(word, id);
     }
     return id;
+  }
+
+  /** The real id of `word`: known, else `stored` (its record's, when it has one), else a new one. */
+  private settleId(word: string, stored: number | undefined): number {
+    const known = this.idCache.get(word);
+    if (known !== undefined && known < PROVISIONAL_ID) return known;
+    let id = stored;
+    if (id === undefined) {
+      if (this.nextId < 0) this.nextId = (this.dbs.meta.get('nextWordId') as number | undefined) ?? 0;
+      id = this.nextId++;
+      this.newWords.push([id, word]);
+      this.wordCache.set(id, word);
+    }
+    this.idCache.set(word, id);
+    return id;
+  }
+
+  /** The flush's stored entries with their provisional ids replaced by the settled ones. */
+  private settleEntries(entries: WriteList<number>): WriteList<number> {
+    if (this.provisional.length === 0) return entries;
+    const real = (id: number): number => {
+      if (id < PROVISIONAL_ID) return id;
+      const word = this.provisional[id - PROVISIONAL_ID]!;
+      const settled = this.idCache.get(word)!;
+      if (settled < PROVISIONAL_ID) return settled;
+      // Every word of an entry has a part in the batch, so the records merge settled it; kept
+      // as a safeguard, a word it missed is looked up.
+      const raw = this.fromScratch ? undefined : this.dbs.wordParts.getBinaryFast(word);
+      return this.settleId(word, raw ? recordId(raw) : undefined);
+    };
+    const settled = new WriteList<number>();
+    entries.forEach((docid, value) => {
+      if (!value) return settled.remove(docid);
+      const fields = decodeEntry(value);
+      for (const [, ids] of fields) for (let i = 0; i < ids.length; i++) ids[i] = real(ids[i]!);
+      settled.put(docid, encodeEntry(fields));
+    });
+    this.provisional = [];
+    return settled;
   }
 
   private wordOf(id: number): string {
@@ -641,7 +764,17 @@ class BatchWriter {
     if (this.fromScratch) return undefined;
     const raw = this.dbs.docs.getBinary(docid);
     if (!raw) return undefined;
-    return decodeEntry(raw).map(([fid, ids, positions]) => [fid, Array.from(ids, (id) => this.wordOf(id)), Array.from(positions)]);
+    return decodeEntry(raw).map(([fid, ids, positions]) => [
+      fid,
+      Array.from(ids, (id) => {
+        const word = this.wordOf(id);
+        // A stored word's id is settled: the entries written for it need no lookup.
+        const known = this.idCache.get(word);
+        if (known === undefined || known >= PROVISIONAL_ID) this.idCache.set(word, id);
+        return word;
+      }),
+      Array.from(positions),
+    ]);
   }
 
   /** Takes one change into the deltas, merging into the databases when they grow past the bound. Inside the write transaction. */
@@ -675,18 +808,34 @@ class BatchWriter {
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, plain: null, exact: null, prefixes: null, fids: [], positions: [], plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word) };
+      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word) };
       this.slots.set(word, slot);
     }
     return slot;
   }
 
+  private readonly slotParts = new SlotParts();
+
   private fieldPart(slot: WordSlot, fid: number): number {
-    return (slot.fids[fid] ??= this.parts.entry(slot.word, fieldTag(fid)));
+    const table = this.slotParts;
+    if (fid >= SLOT_FIELDS) {
+      const key = table.moreKey(slot.no, fid);
+      let k = table.moreFields.get(key);
+      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot.word, fieldTag(fid))));
+      return k;
+    }
+    const at = table.fieldCell(slot.no, fid);
+    let k = table.cells[at]!;
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, fieldTag(fid));
+    return k;
   }
 
   private bucketPart(slot: WordSlot, bucket: number): number {
-    return (slot.positions[bucket] ??= this.parts.entry(slot.word, bucketTag(bucket)));
+    const table = this.slotParts;
+    const at = table.bucketCell(slot.no, bucket);
+    let k = table.cells[at]!;
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, bucketTag(bucket));
+    return k;
   }
 
   /**
@@ -737,11 +886,14 @@ class BatchWriter {
           this.words.append((slot.plain ??= this.words.entry(w)), docid);
         }
         if (this.prefixSearch) {
-          if (!slot.prefixes) {
-            const list: number[] = (slot.prefixes = []);
-            prefixesOf(w, { put: (k) => list.push(this.prefixes.entry(k)) });
+          const first = this.slotParts.prefixCell(slot.no);
+          const cells = this.slotParts.cells;
+          if (!slot.prefixed) {
+            slot.prefixed = true;
+            let at = first;
+            prefixesOf(w, { put: (k) => (cells[at++] = this.prefixes.entry(k)) });
           }
-          for (const k of slot.prefixes) this.prefixes.push(k, docid);
+          for (let at = first; at < first + PREFIX_MAX && cells[at]! >= 0; at++) this.prefixes.push(cells[at]!, docid);
         }
       }
     }
@@ -785,18 +937,19 @@ class BatchWriter {
   *prepareFlushSteps(): Generator<void, FlushWrites> {
     // Slots point at deltas the merge is about to drop.
     this.slots.clear();
+    this.slotParts.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
     const postings: FlushWrites['postings'] = {
       words: yield* this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
       exactWords: yield* this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
       prefixes: yield* this.prefixes.merge(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes)),
-      wordParts: yield* this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word) => this.idOf(word)),
+      wordParts: yield* this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word, stored) => this.settleId(word, stored)),
       values: yield* this.values.merge(dbs.values, dbs.tails.values, empty(dbs.values)),
     };
     const flush: FlushWrites = {
       postings,
-      docs: this.docWrites,
+      docs: this.settleEntries(this.docWrites),
       idBlocks: this.newWordBlocks(),
       nextWordId: this.newWords.length > 0 ? this.nextId : null,
       fields: this.fields.dirty ? [...this.fields.paths] : null,
@@ -806,7 +959,6 @@ class BatchWriter {
     this.fields.dirty = false;
     // What is written now is what later flushes of the batch read back.
     this.emptyDbs.clear();
-    this.vocabularyEmpty = false;
     return flush;
   }
 
