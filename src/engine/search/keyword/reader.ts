@@ -42,7 +42,12 @@ export class KeywordReader {
     this.refresh();
     if (!this.dict) {
       const words: string[] = [];
-      for (const key of this.dbs.words.getKeys()) words.push(key as string);
+      for (const key of this.dbs.words.getKeys()) {
+        // The scan reads every leaf of the dictionary (posting lists included): without releasing
+        // as it goes, all of it would be mapped at once (see resident-pages.ts).
+        if (words.push(key as string) % SCAN_RELEASE_KEYS === 0) this.store.releaseMappedPages();
+      }
+      this.store.releaseMappedPages();
       // LMDB orders by UTF-8 bytes; the automaton walks UTF-16 code units.
       words.sort();
       this.dict = new WordDictionary(words);
@@ -168,6 +173,7 @@ export class KeywordReader {
       const words: string[] = [];
       // Ascending ids: a word re-added after it left the index keeps its newest id.
       for (const { key, value } of this.dbs.idBlocks.getRange()) {
+        if ((key as number) % SCAN_RELEASE_KEYS === 0) this.store.releaseMappedPages();
         const base = (key as number) * ID_BLOCK;
         (value as Array<string | null>).forEach((word, i) => {
           if (word === null || word === undefined) return;
@@ -205,6 +211,9 @@ export class KeywordReader {
 }
 
 const readers = new WeakMap<IndexStore, KeywordReader>();
+
+/** Keys read between two page releases in a full scan. */
+const SCAN_RELEASE_KEYS = 16_384;
 
 export function keywordReader(store: IndexStore): KeywordReader {
   let r = readers.get(store);

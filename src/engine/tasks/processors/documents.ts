@@ -80,6 +80,11 @@ async function processSegment(ctx: BatchContext, index: Index | null, tasks: Tas
   const replayed = replayedOutcomes(index, maxUid);
   if (replayed) return replayed;
 
+  return store.releasingPages(() => writeSegment(ctx, index, tasks, maxUid));
+}
+
+async function writeSegment(ctx: BatchContext, index: Index, tasks: TaskRecord[], maxUid: number): Promise<TaskOutcome[]> {
+  const store = index.store;
   const changes = new ChangeSet(store);
   const outcomes: TaskOutcome[] = [];
   for (const task of tasks) {
