@@ -45,13 +45,17 @@ static double release_file(const char *path) {
 }
 
 /*
- * One background thread for the process. Every TICK_MS it reads how many file-backed pages the
- * process has mapped (/proc/self/statm, a few microseconds) and, past the budget, releases the
- * pages of every watched file: a search maps 10-30 MB of a large index's data file (each read
+ * One background thread for the process. It reads how many file-backed pages the process has
+ * mapped (/proc/self/statm, a few microseconds) every millisecond while that grows, backing off
+ * to MAX_TICK_MS when it does not, and past the budget releases the pages of every watched file.
+ * A search on a large index maps 10-70 MB of its data file within a few milliseconds (each read
  * fault maps a 64 KiB window), so a fixed interval either lets hundreds of megabytes build up or
  * drops pages that were not in the way.
  */
-#define TICK_MS 5
+#define MIN_TICK_MS 1
+#define MAX_TICK_MS 16
+/* Growth between two looks that counts as pages being mapped. */
+#define GROWING_BYTES (1024.0 * 1024)
 
 typedef struct watch {
   char path[4096];
@@ -77,13 +81,21 @@ static double mapped_file_bytes(void) {
 
 static void *watch_loop(void *arg) {
   (void)arg;
-  const struct timespec tick = {0, TICK_MS * 1000000L};
+  long tick_ms = MAX_TICK_MS;
+  double last = 0;
   for (;;) {
+    const struct timespec tick = {0, tick_ms * 1000000L};
     nanosleep(&tick, NULL);
     pthread_mutex_lock(&watches_lock);
     int idle = watches == NULL;
     pthread_mutex_unlock(&watches_lock);
-    if (idle || mapped_file_bytes() < mapped_limit) continue;
+    if (idle) continue;
+    double mapped = mapped_file_bytes();
+    /* While pages are being mapped, look often; when nothing moves, back off. */
+    tick_ms = mapped > last + GROWING_BYTES ? MIN_TICK_MS : (tick_ms * 2 > MAX_TICK_MS ? MAX_TICK_MS : tick_ms * 2);
+    last = mapped;
+    if (mapped < mapped_limit) continue;
+    last = 0;
     /* Copy the paths, then release without the lock (a watch may end meanwhile). */
     pthread_mutex_lock(&watches_lock);
     releases++;

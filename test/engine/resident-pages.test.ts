@@ -85,7 +85,7 @@ describe.runIf(process.platform === 'linux')('resident pages of the data file', 
 
   it('releases an open index once the process maps more than its budget', async () => {
     const store = openStore();
-    const count = 25_000; // 200 MB, three times the budget
+    const count = 12_500; // 100 MB, six times the budget
     fill(store, count);
     store.releaseMappedPages();
     const before = releaseCount();
