@@ -173,7 +173,6 @@ export class KeywordReader {
       const words: string[] = [];
       // Ascending ids: a word re-added after it left the index keeps its newest id.
       for (const { key, value } of this.dbs.idBlocks.getRange()) {
-        if ((key as number) % SCAN_RELEASE_KEYS === 0) this.store.releaseMappedPages();
         const base = (key as number) * ID_BLOCK;
         (value as Array<string | null>).forEach((word, i) => {
           if (word === null || word === undefined) return;
