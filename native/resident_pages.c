@@ -88,13 +88,14 @@ static void *watch_loop(void *arg) {
     nanosleep(&tick, NULL);
     pthread_mutex_lock(&watches_lock);
     int idle = watches == NULL;
+    double limit = mapped_limit;
     pthread_mutex_unlock(&watches_lock);
     if (idle) continue;
     double mapped = mapped_file_bytes();
     /* While pages are being mapped, look often; when nothing moves, back off. */
     tick_ms = mapped > last + GROWING_BYTES ? MIN_TICK_MS : (tick_ms * 2 > MAX_TICK_MS ? MAX_TICK_MS : tick_ms * 2);
     last = mapped;
-    if (mapped < mapped_limit) continue;
+    if (mapped < limit) continue;
     last = 0;
     /* Copy the paths, then release without the lock (a watch may end meanwhile). */
     pthread_mutex_lock(&watches_lock);
@@ -205,14 +206,31 @@ static napi_value js_stop_watching(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* setMappedLimit(bytes): the file-backed mapped bytes past which watched files are released; returns the releases so far. */
-static napi_value js_set_mapped_limit(napi_env env, napi_callback_info info) {
+/* The first argument as a number; false, with a TypeError thrown, when there is none. */
+static int number_arg(napi_env env, napi_callback_info info, double *out) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || napi_get_value_double(env, argv[0], out) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a size in bytes");
+    return 0;
+  }
+  return 1;
+}
+
+/* setMappedLimit(bytes): the file-backed mapped bytes past which watched files are released. */
+static napi_value js_set_mapped_limit(napi_env env, napi_callback_info info) {
   double bytes = 0;
+  if (!number_arg(env, info, &bytes)) return NULL;
   pthread_mutex_lock(&watches_lock);
-  if (argc > 0 && napi_get_value_double(env, argv[0], &bytes) == napi_ok && bytes > 0) mapped_limit = bytes;
+  if (bytes > 0) mapped_limit = bytes;
+  pthread_mutex_unlock(&watches_lock);
+  return NULL;
+}
+
+/* releaseCount(): how many times the watched files were released so far. */
+static napi_value js_release_count(napi_env env, napi_callback_info info) {
+  pthread_mutex_lock(&watches_lock);
   double count = releases;
   pthread_mutex_unlock(&watches_lock);
   napi_value out;
@@ -234,14 +252,8 @@ static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_set_mmap_threshold(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   double bytes = 0;
-  if (argc < 1 || napi_get_value_double(env, argv[0], &bytes) != napi_ok) {
-    napi_throw_type_error(env, NULL, "expected a size in bytes");
-    return NULL;
-  }
+  if (!number_arg(env, info, &bytes)) return NULL;
   napi_value out;
   napi_get_boolean(env, mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1, &out);
   return out;
@@ -253,6 +265,7 @@ NAPI_MODULE_INIT() {
       {"watchFilePages", NULL, js_watch_file_pages, NULL, NULL, NULL, napi_default, NULL},
       {"stopWatching", NULL, js_stop_watching, NULL, NULL, NULL, napi_default, NULL},
       {"setMappedLimit", NULL, js_set_mapped_limit, NULL, NULL, NULL, napi_default, NULL},
+      {"releaseCount", NULL, js_release_count, NULL, NULL, NULL, napi_default, NULL},
       {"mappedFileBytes", NULL, js_mapped_file_bytes, NULL, NULL, NULL, napi_default, NULL},
       {"trimHeap", NULL, js_trim_heap, NULL, NULL, NULL, napi_default, NULL},
       {"setMmapThreshold", NULL, js_set_mmap_threshold, NULL, NULL, NULL, napi_default, NULL},

@@ -25,7 +25,8 @@ interface NativeResidentPages {
   releaseFilePages(path: string): number;
   watchFilePages(path: string): object;
   stopWatching(handle: object): void;
-  setMappedLimit(bytes: number): number;
+  setMappedLimit(bytes: number): void;
+  releaseCount(): number;
   mappedFileBytes(): number;
   trimHeap(): boolean;
   setMmapThreshold(bytes: number): boolean;
@@ -100,7 +101,7 @@ export function watchFilePages(file: string): () => void {
 
 /** How many times the watched files were released so far (0 without the addon). */
 export function releaseCount(): number {
-  return addon()?.setMappedLimit(0) ?? 0;
+  return addon()?.releaseCount() ?? 0;
 }
 
 /** Runs a batch's work, then gives back what it left mapped and the free memory of the native heap. */
