@@ -1,7 +1,8 @@
 /**
  * The engine: one typed API over a database directory. The HTTP routes, the CLI and in-process
  * users all go through it. Reads answer at once from the stores; writes register a task (flushed
- * to disk before the call returns) that the scheduler processes in the background.
+ * to disk before the call returns) that the scheduler processes in the background, by default
+ * in a worker thread (tasks/write-thread.ts), so that no read ever waits for a batch.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
@@ -14,7 +15,9 @@ import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
-import { parseDocumentPayload, UPDATE_FILE_EXTENSION, writeUpdateFile } from './index/payload.js';
+import { UPDATE_FILE_EXTENSION, writeUpdateFile } from './index/payload.js';
+import { persistPayload } from './index/intake.js';
+import { noteForeignCommit } from './index/store.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
 import { defaultSettings, type Settings } from './settings/types.js';
@@ -24,6 +27,8 @@ import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
 import type { OperationProcessor } from './tasks/processing.js';
 import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
+import type { WriteSide } from './tasks/write-side.js';
+import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
 import { TaskStore, type TaskRecord } from './tasks/store.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
 import type { FacetSearchResult } from './search/facets/facet-search.js';
@@ -57,6 +62,12 @@ export interface EngineOptions {
   autoProcess?: boolean;
   /** Allow opening a database written by another format version (the upgrade path does this). */
   skipVersionCheck?: boolean;
+  /**
+   * Where batches are processed: `thread` (the default), a worker thread with its own engine over
+   * the same directory, so that reads in this thread never wait for a write; `inline`, this
+   * thread (what the write thread itself uses).
+   */
+  writer?: 'thread' | 'inline';
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -67,7 +78,7 @@ export class Engine {
   readonly paths: DatabasePaths;
   readonly tasks: TaskStore;
   readonly indexes: IndexRegistry;
-  readonly scheduler: Scheduler;
+  private writeSide!: WriteSide;
   private readonly logLevel: number;
   private readonly logger: (level: string, message: string) => void;
   private closed = false;
@@ -87,21 +98,67 @@ export class Engine {
     this.tasks = new TaskStore(this.paths.tasks);
     if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
     this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, defaultModules);
+  }
+
+  static async open(options: EngineOptions): Promise<Engine> {
+    const engine = new Engine(options);
+    try {
+      engine.writeSide = options.writer === 'inline' ? engine.inlineWriteSide(options) : await engine.writeThread(options);
+    } catch (error) {
+      await engine.indexes.closeAll();
+      await engine.tasks.close();
+      throw error;
+    }
+    if (options.autoProcess !== false) engine.scheduler.start();
+    return engine;
+  }
+
+  /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */
+  private inlineWriteSide(options: EngineOptions): Scheduler {
     this.indexes.removeOrphans();
-    this.scheduler = new Scheduler({
+    const scheduler = new Scheduler({
       taskStore: this.tasks,
       registry: this.indexes,
       updateFilePath: (name) => join(this.paths.updateFiles, name),
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
       log: (level, message) => this.log(level, message),
     });
-    this.scheduler.recover();
+    scheduler.recover();
+    return scheduler;
   }
 
-  static async open(options: EngineOptions): Promise<Engine> {
-    const engine = new Engine(options);
-    if (options.autoProcess !== false) engine.scheduler.start();
-    return engine;
+  private writeThread(options: EngineOptions): Promise<WriteThread> {
+    const level = (Object.keys(LEVELS) as LogLevel[]).find((name) => LEVELS[name] === this.logLevel) ?? 'info';
+    return WriteThread.spawn({
+      dbPath: this.dbPath,
+      maxIndexingMemory: options.maxIndexingMemory,
+      logLevel: level,
+      log: (lvl, message) => this.logger(lvl, message),
+      beforeBatchFinished: () => this.afterForeignCommit(),
+    });
+  }
+
+  /** A batch committed in the write thread: read it from fresh snapshots, and let go of deleted indexes. */
+  private afterForeignCommit(): void {
+    this.tasks.env.resetReadTxn();
+    this.indexes.renewReads();
+    noteForeignCommit();
+    this.indexes.closeUnmapped().catch((error: Error) => this.log('warn', `could not close a deleted index: ${error.message}`));
+  }
+
+  /** Whatever processes the task queue: this thread's scheduler, or the write thread's mirror. */
+  get scheduler(): WriteSide {
+    return this.writeSide;
+  }
+
+  /** The scheduler when it runs in this thread (`writer: 'inline'`), else null. */
+  get inlineScheduler(): Scheduler | null {
+    return this.writeSide instanceof Scheduler ? this.writeSide : null;
+  }
+
+  /** Options of the dump, snapshot and upgrade processors, for a write thread (see Ops.install). */
+  configureOperations(options: PortableOpsOptions): Promise<void> {
+    return this.writeSide instanceof WriteThread ? this.writeSide.configureOperations(options) : Promise.resolve();
   }
 
   log(level: 'error' | 'warn' | 'info' | 'debug', message: string): void {
@@ -122,8 +179,11 @@ export class Engine {
     this.scheduler.on('batchFinished', listener);
   }
 
+  /** Install the processor of an operation task; only where the scheduler runs in this thread. */
   registerOperation(type: TaskType, processor: OperationProcessor): void {
-    this.scheduler.registerOperation(type, processor);
+    const scheduler = this.inlineScheduler;
+    if (!scheduler) throw new SearchError('invalid_state', 'Operation processors are installed in the write thread (see Ops.install).');
+    scheduler.registerOperation(type, processor);
   }
 
   // --- task registration ----------------------------------------------------------------------
@@ -233,15 +293,19 @@ export class Engine {
   ): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const allowIndexCreation = options.allowIndexCreation ?? true;
-    const documents = Array.isArray(payload) ? payload : parseDocumentPayload(payload);
     const updateFile = `${randomUUID()}${UPDATE_FILE_EXTENSION}`;
-    writeUpdateFile(join(this.paths.updateFiles, updateFile), documents);
+    const path = join(this.paths.updateFiles, updateFile);
+    let count: number;
+    if (Array.isArray(payload)) {
+      writeUpdateFile(path, payload);
+      count = payload.length;
+    } else count = await persistPayload(payload, path);
     try {
       return await this.enqueue(
         'documentAdditionOrUpdate',
         uid,
-        { kind: 'documents', updateFile, method: options.method ?? 'replace', primaryKey: options.primaryKey ?? null, count: documents.length, allowIndexCreation },
-        { receivedDocuments: documents.length, indexedDocuments: null },
+        { kind: 'documents', updateFile, method: options.method ?? 'replace', primaryKey: options.primaryKey ?? null, count, allowIndexCreation },
+        { receivedDocuments: count, indexedDocuments: null },
       );
     } catch (error) {
       rmSync(join(this.paths.updateFiles, updateFile), { force: true });

@@ -59,7 +59,21 @@ export class IndexRegistry {
       this.opened.set(uuid, index);
     }
     index.uid = uid;
+    index.store.sync();
     return index;
+  }
+
+  /** Let the next reads of every opened index start from the last commit (another thread just wrote). */
+  renewReads(): void {
+    for (const index of this.opened.values()) index.store.env.resetReadTxn();
+  }
+
+  /** Close the indexes opened here that no uid maps to any more (deleted or swapped away by another thread). */
+  async closeUnmapped(): Promise<void> {
+    const live = new Set(this.tasks.indexUids().map((uid) => this.tasks.indexUuid(uid)));
+    const gone = [...this.opened].filter(([uuid]) => !live.has(uuid));
+    for (const [uuid] of gone) this.opened.delete(uuid);
+    await Promise.all(gone.map(([, index]) => index.close()));
   }
 
   /** Create the environment and the mapping for a new index (inside no transaction). */

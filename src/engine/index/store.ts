@@ -3,7 +3,8 @@
  *
  * Layout:
  *   main          string -> any      primaryKey, settings, createdAt, updatedAt, nextDocid,
- *                                    docids (roaring, portable), fieldDistribution, lastTaskUid
+ *                                    docids (roaring, portable), fieldDistribution, lastTaskUid,
+ *                                    commitSeq (write transactions so far, see `sync`)
  *   documents     docid -> doc       msgpack with shared structures, so field names are not
  *                                    repeated per document (iterate with `documentEntries`)
  *   external-ids  string -> u32      external (primary key) id -> internal docid
@@ -40,6 +41,20 @@ export { RoaringBitmap32 };
 
 /** Initial size of the memory map (and, with the writable map, of the sparse data file); it grows past it when needed. */
 export const INITIAL_MAP_BYTES = 2 ** 30;
+
+/** The key of `main` that counts this environment's write transactions. */
+export const COMMIT_KEY = 'commitSeq';
+
+/**
+ * Bumped when this thread learns that another thread committed a batch (see Engine): a store
+ * whose caches predate the last bump checks its commit count before using them. Reads through
+ * the registry check it anyway (`sync`); this covers `Index` objects held across batches.
+ */
+let foreignCommits = 0;
+
+export function noteForeignCommit(): void {
+  foreignCommits++;
+}
 
 export interface IndexMeta {
   primaryKey: string | null;
@@ -98,14 +113,59 @@ export class IndexStore {
     return this.env.openDB({ name, ...options }) as unknown as Database<V, K>;
   }
 
-  /** Run `fn` in one synchronous write transaction; everything commits together or not at all. */
+  /**
+   * Run `fn` in one synchronous write transaction; everything commits together or not at all.
+   * Every transaction also counts itself in `main` (COMMIT_KEY), so that readers on other
+   * threads know when the caches they built are older than the data (see `sync`).
+   */
   write<T>(fn: () => T): T {
+    let commit = this.seenCommit;
     try {
-      return this.env.transactionSync(fn);
+      const result = this.env.transactionSync(() => {
+        commit = ((this.main.get(COMMIT_KEY) as number | undefined) ?? 0) + 1;
+        this.main.putSync(COMMIT_KEY, commit);
+        return fn();
+      });
+      // The caches this thread kept up to date inside the transaction are those of the commit.
+      this.seenCommit = commit;
+      return result;
+    } catch (error) {
+      this.docidsCache = null;
+      throw error;
     } finally {
       // Read inside the transaction, the cache may hold what an aborted transaction wrote.
       this.settingsCache = null;
     }
+  }
+
+  /** The commit this thread's caches were built from (-1 before the first `sync`). */
+  private seenCommit = -1;
+
+  /**
+   * Drop this thread's caches if another thread committed since they were built. Called at the
+   * start of every read through the registry: the reads of one synchronous turn share one LMDB
+   * snapshot, so the commit read here is the one the caches are then rebuilt from.
+   */
+  sync(): void {
+    this.checkedAt = foreignCommits;
+    const commit = (this.main.get(COMMIT_KEY) as number | undefined) ?? 0;
+    if (commit === this.seenCommit) return;
+    this.seenCommit = commit;
+    this.settingsCache = null;
+    this.docidsCache = null;
+  }
+
+  /** The commit this thread's caches were built from: search-side caches key themselves on it. */
+  get commit(): number {
+    this.fresh();
+    return this.seenCommit;
+  }
+
+  private checkedAt = -1;
+
+  /** `sync` unless nothing was committed elsewhere since the last one (an integer comparison). */
+  private fresh(): void {
+    if (this.checkedAt !== foreignCommits) this.sync();
   }
 
   async close(): Promise<void> {
@@ -130,6 +190,7 @@ export class IndexStore {
   private settingsCache: Settings | null = null;
 
   get settings(): Settings {
+    this.fresh();
     return (this.settingsCache ??= deepFreeze({ ...defaultSettings(), ...((this.main.get('settings') as Partial<Settings> | undefined) ?? {}) }));
   }
 
@@ -168,6 +229,7 @@ export class IndexStore {
 
   /** All live docids. The returned bitmap is shared: clone before mutating. */
   docids(): Bitmap {
+    this.fresh();
     if (!this.docidsCache) {
       const raw = this.main.get('docids') as Buffer | undefined;
       this.docidsCache = raw ? RoaringBitmap32.deserialize(raw, true) : new RoaringBitmap32();

@@ -90,11 +90,13 @@ export class AddressPolicy {
     private readonly allowAny: boolean,
     private readonly allowed: BlockList,
     readonly description: string,
+    /** What `parse` makes this policy from again (another thread gets the policy this way). */
+    readonly spec: string,
   ) {}
 
   /** The default: only public addresses. */
   static publicOnly(): AddressPolicy {
-    return new AddressPolicy(false, new BlockList(), 'public addresses only');
+    return new AddressPolicy(false, new BlockList(), 'public addresses only', '');
   }
 
   /**
@@ -108,11 +110,11 @@ export class AddressPolicy {
     if (parts.length === 0) return AddressPolicy.publicOnly();
     if (parts.some((p) => p.toLowerCase() === 'any')) {
       if (parts.length > 1) throw new InvalidNetworkError(parts.join(','));
-      return new AddressPolicy(true, new BlockList(), 'any address');
+      return new AddressPolicy(true, new BlockList(), 'any address', 'any');
     }
     const allowed = new BlockList();
     for (const p of parts) if (!addCidr(allowed, p)) throw new InvalidNetworkError(p);
-    return new AddressPolicy(false, allowed, parts.join(','));
+    return new AddressPolicy(false, allowed, parts.join(','), parts.join(','));
   }
 
   /** Whether a resolved IP address may be connected to. */
@@ -132,11 +134,21 @@ export class AddressPolicy {
 /**
  * The process-wide policy, set once by `search serve` from its flags; the engine's outbound
  * callers (webhooks, REST embedders) read it rather than having it threaded through every call.
+ * Each thread has its own copy: the write thread follows the serving thread's through
+ * `onOutboundPolicyChange` (see tasks/write-thread.ts).
  */
 let current: AddressPolicy = AddressPolicy.publicOnly();
+const listeners = new Set<(policy: AddressPolicy) => void>();
 
 export function setOutboundPolicy(policy: AddressPolicy): void {
   current = policy;
+  for (const listener of listeners) listener(policy);
+}
+
+/** Follow changes of this thread's policy; returns the function that stops following. */
+export function onOutboundPolicyChange(listener: (policy: AddressPolicy) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 
 export function outboundPolicy(): AddressPolicy {

@@ -3,6 +3,7 @@ export {
   AddressPolicy,
   InvalidNetworkError,
   OutboundAddressError,
+  onOutboundPolicyChange,
   outboundPolicy,
   setOutboundPolicy,
 } from './address-policy.js';

@@ -3,7 +3,10 @@
  * cancelation (rollback), and periodic snapshots.
  *
  * Plugged into the scheduler through `registerOperation` (one processor per task type) and a
- * gate: while the database is not at this binary's version (an upgrade pending, failed, or
+ * gate, in the thread where the scheduler runs: with a write thread (the default), `install` on
+ * the serving side hands the options to the write thread, which installs its own `Ops` (see
+ * tasks/write-thread.worker.ts); registration (dumps, snapshots, the upgrade task) and periodic
+ * snapshots stay here. The gate: while the database is not at this binary's version (an upgrade pending, failed, or
  * rolled back), only the upgrade and cancelations that target it are processed; every other task
  * stays enqueued. Searches are never held: they read committed data.
  */
@@ -49,6 +52,8 @@ export class Ops {
   private ownsAuth = false;
   private timer: NodeJS.Timeout | null = null;
   private warnedHeld = false;
+  /** Resolved once the processors that will run these tasks have this object's options. */
+  private installed: Promise<void> = Promise.resolve();
 
   private constructor(readonly engine: Engine, private readonly options: OpsOptions) {
     this.dumpDir = resolve(options.dumpDir ?? 'dumps');
@@ -56,15 +61,25 @@ export class Ops {
     this.auth = options.auth ?? null;
   }
 
-  /** Register the processors and the gate on `engine`'s scheduler. */
+  /** Register the processors and the gate on `engine`'s scheduler (or hand the options to its write thread). */
   static install(engine: Engine, options: OpsOptions = {}): Ops {
     const ops = new Ops(engine, options);
-    engine.registerOperation('dumpCreation', (task, ctx) => ops.processDump(task, ctx));
-    engine.registerOperation('snapshotCreation', (task, ctx) => ops.processSnapshot(task, ctx));
-    engine.registerOperation('upgradeDatabase', (task, ctx) => ops.processUpgrade(task, ctx));
-    // reached only through the gate below, for a cancelation that targets the upgrade
-    engine.registerOperation('taskCancelation', (task, ctx) => ops.processUpgradeCancelation(task, ctx));
-    engine.scheduler.setGate((planned) => ops.gate(planned));
+    const scheduler = engine.inlineScheduler;
+    if (scheduler) {
+      engine.registerOperation('dumpCreation', (task, ctx) => ops.processDump(task, ctx));
+      engine.registerOperation('snapshotCreation', (task, ctx) => ops.processSnapshot(task, ctx));
+      engine.registerOperation('upgradeDatabase', (task, ctx) => ops.processUpgrade(task, ctx));
+      // reached only through the gate below, for a cancelation that targets the upgrade
+      engine.registerOperation('taskCancelation', (task, ctx) => ops.processUpgradeCancelation(task, ctx));
+      scheduler.setGate((planned) => ops.gate(planned));
+    } else {
+      ops.installed = engine.configureOperations({
+        dumpDir: ops.dumpDir,
+        snapshotDir: ops.snapshotDir,
+        upgradeFailAfterIndexes: options.upgradeFailAfterIndexes,
+        upgradeDelayPerIndexMs: options.upgradeDelayPerIndexMs,
+      });
+    }
     if (options.scheduleSnapshotSeconds && options.scheduleSnapshotSeconds > 0) ops.scheduleSnapshots(options.scheduleSnapshotSeconds);
     return ops;
   }
@@ -86,16 +101,19 @@ export class Ops {
 
   // --- task registration ----------------------------------------------------------------------
 
-  createDump(): Promise<SummarizedTask> {
+  async createDump(): Promise<SummarizedTask> {
+    await this.installed;
     return this.engine.enqueue('dumpCreation', null, { kind: 'operation' }, { dumpUid: null });
   }
 
-  createSnapshot(): Promise<SummarizedTask> {
+  async createSnapshot(): Promise<SummarizedTask> {
+    await this.installed;
     return this.engine.enqueue('snapshotCreation', null, { kind: 'operation' }, null);
   }
 
   /** Enqueue the upgrade task unless one is already waiting or running. */
   async enqueueUpgrade(from: string, to: string = CURRENT_DB_VERSION): Promise<SummarizedTask | null> {
+    await this.installed;
     const pending = this.engine.tasks.match({ types: ['upgradeDatabase'], statuses: ['enqueued', 'processing'] });
     if (!pending.isEmpty) return null;
     this.engine.log('info', `database version ${from} found: enqueuing the upgrade to ${to}`);

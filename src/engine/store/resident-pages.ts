@@ -20,6 +20,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 
 interface NativeResidentPages {
   releaseFilePages(path: string): number;
@@ -48,7 +49,9 @@ const MMAP_THRESHOLD_BYTES = 128 * 1024;
 const ADDON_PATHS = ['../../../native/build/Release/resident_pages.node', '../../../../native/build/Release/resident_pages.node'];
 
 function loadNative(): NativeResidentPages | null {
-  if (process.platform !== 'linux' || process.env.SEARCH_RESIDENT_PAGES === 'off') return null;
+  // The addon's watcher threads belong to the process's main thread: loaded in a worker (the
+  // write thread), they crash the process when the worker ends.
+  if (process.platform !== 'linux' || process.env.SEARCH_RESIDENT_PAGES === 'off' || !isMainThread) return null;
   const require = createRequire(import.meta.url);
   for (const candidate of ADDON_PATHS) {
     const path = fileURLToPath(new URL(candidate, import.meta.url));

@@ -20,6 +20,7 @@ import { processSettings } from './processors/settings.js';
 import { processCancelations, processTaskDeletions, removeUpdateFile } from './processors/task-admin.js';
 import type { TaskRecord, TaskStore } from './store.js';
 import { publicTask } from './view.js';
+import type { WriteSide } from './write-side.js';
 
 export interface SchedulerOptions {
   taskStore: TaskStore;
@@ -34,11 +35,18 @@ export interface BatchFinished {
   tasks: Task[];
 }
 
+/** Emitted when a batch starts: which tasks and indexes it holds (for `isIndexing` and cancelation). */
+export interface BatchStarted {
+  batchUid: number;
+  taskUids: number[];
+  indexUids: string[];
+}
+
 export function isoDuration(ms: number): string {
   return `PT${(ms / 1000).toFixed(6).replace(/\.?0+$/, '') || '0'}S`;
 }
 
-export class Scheduler extends EventEmitter {
+export class Scheduler extends EventEmitter implements WriteSide {
   private running = false;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
@@ -172,6 +180,11 @@ export class Scheduler extends EventEmitter {
       store.putBatch(this.batchObject(batchUid, processing, startedAt, null, planned.reason));
     });
     this.current = { batch: { ...planned, tasks: processing }, controller, uid: batchUid };
+    this.emit('batchStarted', {
+      batchUid,
+      taskUids: processing.map((t) => t.uid),
+      indexUids: [...this.processingIndexUids()],
+    } satisfies BatchStarted);
     const ctx: BatchContext = {
       batchUid,
       tasks: processing,
@@ -190,6 +203,7 @@ export class Scheduler extends EventEmitter {
       if (error instanceof BatchAborted || controller.signal.aborted) {
         this.requeue(batchUid, processing);
         this.current = null;
+        this.emit('batchAborted', { batchUid });
         return;
       }
       const searchError = toSearchError(error);

@@ -8,7 +8,7 @@
 import { join, relative } from 'node:path';
 import type { Database } from 'lmdb';
 import { SearchError } from '../../errors.js';
-import type { IndexStore } from '../../index/store.js';
+import { COMMIT_KEY, type IndexStore } from '../../index/store.js';
 import { writeFileAtomic } from '../../store/database-dir.js';
 import { upgradePath, type IndexUpgradeContext } from './history.js';
 import { UpgradeJournal } from './journal.js';
@@ -84,6 +84,9 @@ export async function runUpgrade(options: UpgradeRunOptions): Promise<void> {
           journal.record({ env, db: name, key: '', previous: null, newDatabase: true, existed });
         },
       };
+      // the write counts itself (IndexStore.write): journal the count too, so that a rollback is exact
+      const commit = raw.getBinary(COMMIT_KEY);
+      journal.record({ env, db: 'main', key: COMMIT_KEY, previous: commit ? Buffer.from(commit).toString('base64') : null });
       store.write(() => step.upgradeIndex(ctx));
       done++;
       options.onProgress?.({ step: step.title, index: uid, done, total });

@@ -188,11 +188,15 @@ export function prefixesOf(word: string, out: { put(key: string): unknown }): vo
   }
 }
 
-/** Bumped by every write to the keyword databases, so that search-side caches know to refresh. */
+/**
+ * Bumped by every write to the keyword databases in this thread, so that search-side caches know
+ * to refresh; the store's commit count adds the writes of other threads (both only grow, so the
+ * sum changes whenever either does).
+ */
 const generations = new WeakMap<IndexStore, number>();
 
 export function keywordGeneration(store: IndexStore): number {
-  return generations.get(store) ?? 0;
+  return (generations.get(store) ?? 0) + store.commit;
 }
 
 export function bumpKeywordGeneration(store: IndexStore): void {

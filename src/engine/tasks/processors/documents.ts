@@ -11,6 +11,7 @@ import type { Index } from '../../index/index.js';
 import { ChangeSet, prepareExtensions } from '../../index/pipeline.js';
 import { readUpdateFile } from '../../index/payload.js';
 import type { Document } from '../../types.js';
+import { holdInsideWriteTransaction } from '../fault-injection.js';
 import { BatchAborted, throwIfAborted, type BatchContext, type Processor, type TaskOutcome } from '../processing.js';
 import type { TaskRecord } from '../store.js';
 
@@ -110,6 +111,7 @@ async function writeSegment(ctx: BatchContext, index: Index, tasks: TaskRecord[]
       outcomes: outcomes.map((o) => ({ uid: o.uid, status: o.status, details: o.details, error: o.error?.toJSON() })),
     };
     store.main.putSync('lastOutcomes', stored);
+    holdInsideWriteTransaction();
   });
   return outcomes;
 }

@@ -1,0 +1,24 @@
+/** The intake thread (see intake.ts): parse a document payload and persist it as an update file. */
+import { rmSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import { toSearchError } from '../errors.js';
+import type { IntakeReply, IntakeRequest } from './intake.js';
+import { parseDocumentPayload, writeUpdateFile } from './payload.js';
+
+const port = parentPort!;
+
+port.on('message', ({ id, payload, path }: IntakeRequest) => {
+  let reply: IntakeReply;
+  try {
+    // a Buffer crosses threads as a plain Uint8Array
+    if (typeof payload.data !== 'string') payload.data = Buffer.from(payload.data.buffer, payload.data.byteOffset, payload.data.byteLength);
+    const documents = parseDocumentPayload(payload);
+    writeUpdateFile(path, documents);
+    reply = { id, count: documents.length };
+  } catch (error) {
+    rmSync(path, { force: true });
+    const searchError = toSearchError(error);
+    reply = { id, error: { code: searchError.code, message: searchError.message } };
+  }
+  port.postMessage(reply);
+});

@@ -1,0 +1,229 @@
+/**
+ * The write thread, seen from the thread that serves reads.
+ *
+ * Every batch (payload parsing, extraction, the LMDB write transaction, embedding, vector graph
+ * merges, dumps, snapshots, upgrade steps) runs in one worker thread with its own engine over
+ * the same database directory (write-thread.worker.ts). LMDB gives the serving thread a
+ * consistent snapshot of the last commit while the worker writes, so a search never waits for a
+ * batch; the serving thread's caches notice new commits by the commit count of each index
+ * environment (see IndexStore.sync).
+ *
+ * This class mirrors the worker's scheduler: it forwards `start`, `wake`, `stop` and
+ * cancelations, and re-emits the batch events. The task queue itself lives in LMDB, so nothing
+ * acknowledged depends on a message: if the worker dies, a new one recovers the tasks that were
+ * `processing` (they go back to `enqueued`) and carries on.
+ */
+import { EventEmitter } from 'node:events';
+import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { SearchError } from '../errors.js';
+import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
+import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import type { BatchFinished, BatchStarted } from './scheduler.js';
+import type { WriteSide } from './write-side.js';
+
+export type WriteLogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+/** What the worker needs to open its engine (structured-cloneable). */
+export interface WriteThreadData {
+  dbPath: string;
+  maxIndexingMemory?: number;
+  logLevel: string;
+  /** The serving thread's outbound address policy (`AddressPolicy.spec`), for embedders and webhooks. */
+  outboundPolicy?: string;
+}
+
+/** The operations options that reach the worker (those of `OpsOptions` that are plain data). */
+export interface PortableOpsOptions {
+  dumpDir?: string;
+  snapshotDir?: string;
+  upgradeFailAfterIndexes?: number;
+  upgradeDelayPerIndexMs?: number;
+}
+
+export type ToWriteThread =
+  | { type: 'start' }
+  | { type: 'wake' }
+  | { type: 'abort'; uids: number[] }
+  | { type: 'stop'; abort: boolean }
+  | { type: 'operations'; options: PortableOpsOptions }
+  | { type: 'outboundPolicy'; spec: string };
+
+export type FromWriteThread =
+  | { type: 'ready' }
+  | { type: 'initFailed'; code: string; message: string }
+  | { type: 'log'; level: WriteLogLevel; message: string }
+  | { type: 'operationsSet' }
+  | { type: 'batchStarted'; event: BatchStarted }
+  | { type: 'batchFinished'; event: BatchFinished }
+  | { type: 'batchAborted'; event: { batchUid: number } }
+  | { type: 'stopped' };
+
+export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolicy'> {
+  log: (level: WriteLogLevel, message: string) => void;
+  /** Runs before the `batchFinished` listeners: the reader drops what the batch made stale. */
+  beforeBatchFinished?: (event: BatchFinished) => void;
+}
+
+const SCRIPT = workerScriptUrl(import.meta.url, './write-thread.worker.js');
+
+/** Restart delays after the worker died, doubling up to the last. */
+const RESTART_DELAYS_MS = [100, 200, 400, 800, 1600, 3200, 6400, 12_800, 25_600];
+
+export class WriteThread extends EventEmitter implements WriteSide {
+  private worker: Worker | null = null;
+  private current: BatchStarted | null = null;
+  private started = false;
+  private stopping: Promise<void> | null = null;
+  private operations: PortableOpsOptions | null = null;
+  private operationsAcks: Array<() => void> = [];
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private readonly unfollowPolicy: () => void;
+
+  private constructor(private readonly options: WriteThreadOptions) {
+    super();
+    this.unfollowPolicy = onOutboundPolicyChange((policy) => this.post({ type: 'outboundPolicy', spec: policy.spec }));
+  }
+
+  /** Start the worker and wait until its engine is open (it recovers interrupted tasks first). */
+  static async spawn(options: WriteThreadOptions): Promise<WriteThread> {
+    const thread = new WriteThread(options);
+    await thread.boot();
+    return thread;
+  }
+
+  private boot(): Promise<void> {
+    const data: WriteThreadData = {
+      dbPath: this.options.dbPath,
+      maxIndexingMemory: this.options.maxIndexingMemory,
+      logLevel: this.options.logLevel,
+      outboundPolicy: outboundPolicy().spec,
+    };
+    // one process, one environment: variables set later (tests, embedder keys) reach the worker too
+    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV });
+    this.worker = worker;
+    return new Promise<void>((resolve, reject) => {
+      let booted = false;
+      worker.on('message', (message: FromWriteThread) => {
+        if (message.type === 'ready') {
+          booted = true;
+          this.restarts = 0;
+          if (this.operations) this.post({ type: 'operations', options: this.operations });
+          if (this.started) this.post({ type: 'start' });
+          resolve();
+        } else if (message.type === 'initFailed') {
+          reject(new SearchError(message.code, message.message));
+        } else this.receive(message);
+      });
+      worker.on('error', (error) => {
+        this.options.log('error', `the write thread failed: ${error.stack ?? error.message}`);
+        if (!booted) reject(error);
+      });
+      worker.on('exit', (code) => {
+        if (this.worker !== worker) return;
+        this.worker = null;
+        this.current = null;
+        if (!booted) return reject(new SearchError('internal', `The write thread exited (code ${code}) before it was ready.`));
+        if (!this.stopping) this.restartLater(code);
+      });
+    });
+  }
+
+  /** The worker died (a bug, or memory): start another; it puts the interrupted batch back in the queue. */
+  private restartLater(code: number): void {
+    const delay = RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)]!;
+    this.restarts++;
+    this.options.log('error', `the write thread exited (code ${code}); starting it again in ${delay} ms`);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopping) return;
+      this.boot().catch((error: Error) => this.options.log('error', `could not restart the write thread: ${error.message}`));
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private receive(message: FromWriteThread): void {
+    switch (message.type) {
+      case 'log':
+        this.options.log(message.level, message.message);
+        break;
+      case 'operationsSet':
+        this.operationsAcks.shift()?.();
+        break;
+      case 'batchStarted':
+        this.current = message.event;
+        this.emit('batchStarted', message.event);
+        break;
+      case 'batchAborted':
+        this.current = null;
+        this.emit('batchAborted', message.event);
+        break;
+      case 'batchFinished':
+        this.current = null;
+        this.options.beforeBatchFinished?.(message.event);
+        this.emit('batchFinished', message.event);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private post(message: ToWriteThread): void {
+    this.worker?.postMessage(message);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.post({ type: 'start' });
+  }
+
+  wake(): void {
+    this.post({ type: 'wake' });
+  }
+
+  get isProcessing(): boolean {
+    return this.current !== null;
+  }
+
+  processingIndexUids(): Set<string> {
+    return new Set(this.current?.indexUids ?? []);
+  }
+
+  abortIfProcessing(uids: Iterable<number>): void {
+    const list = [...uids];
+    if (list.length > 0) this.post({ type: 'abort', uids: list });
+  }
+
+  /** Give the worker's dump, snapshot and upgrade processors their options; resolves once they are in place. */
+  configureOperations(options: PortableOpsOptions): Promise<void> {
+    this.operations = options;
+    if (!this.worker) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.operationsAcks.push(resolve);
+      this.post({ type: 'operations', options });
+    });
+  }
+
+  /** Stop after the current batch (or interrupt it with `abort`), then end the worker once its engine is closed. */
+  stop(abort = false): Promise<void> {
+    this.stopping ??= this.shutdown(abort);
+    return this.stopping;
+  }
+
+  private async shutdown(abort: boolean): Promise<void> {
+    this.unfollowPolicy();
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const worker = this.worker;
+    if (!worker) return;
+    await new Promise<void>((resolve) => {
+      worker.on('message', (message: FromWriteThread) => message.type === 'stopped' && resolve());
+      worker.once('exit', () => resolve());
+      worker.postMessage({ type: 'stop', abort } satisfies ToWriteThread);
+    });
+    this.worker = null;
+    this.current = null;
+    for (const ack of this.operationsAcks.splice(0)) ack();
+    await worker.terminate();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The write thread's entry (see write-thread.ts): an engine whose scheduler runs here, with the
+ * operations processors (dumps, snapshots, upgrades) installed, answering the serving thread's
+ * messages and reporting batch events and log lines back to it.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Engine, type LogLevel } from '../engine.js';
+import { toSearchError } from '../errors.js';
+import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
+import { Ops } from '../ops/service.js';
+import type { FromWriteThread, ToWriteThread, WriteThreadData } from './write-thread.js';
+
+const port = parentPort!;
+const data = workerData as WriteThreadData;
+
+function post(message: FromWriteThread): void {
+  port.postMessage(message);
+}
+
+async function main(): Promise<void> {
+  setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
+  let engine: Engine;
+  try {
+    engine = await Engine.open({
+      dbPath: data.dbPath,
+      maxIndexingMemory: data.maxIndexingMemory,
+      logLevel: data.logLevel as LogLevel,
+      logger: (level, message) => post({ type: 'log', level: level as 'error' | 'warn' | 'info' | 'debug', message }),
+      autoProcess: false,
+      // the serving thread checked the version before starting this one
+      skipVersionCheck: true,
+      writer: 'inline',
+    });
+  } catch (error) {
+    const searchError = toSearchError(error);
+    post({ type: 'initFailed', code: searchError.code, message: searchError.message });
+    port.close();
+    return;
+  }
+  let ops = Ops.install(engine, {});
+  const scheduler = engine.scheduler;
+  scheduler.on('batchStarted', (event) => post({ type: 'batchStarted', event }));
+  scheduler.on('batchFinished', (event) => post({ type: 'batchFinished', event }));
+  scheduler.on('batchAborted', (event) => post({ type: 'batchAborted', event }));
+
+  port.on('message', (message: ToWriteThread) => {
+    switch (message.type) {
+      case 'start':
+        scheduler.start();
+        break;
+      case 'wake':
+        scheduler.wake();
+        break;
+      case 'abort':
+        scheduler.abortIfProcessing(message.uids);
+        break;
+      case 'outboundPolicy':
+        setOutboundPolicy(AddressPolicy.parse(message.spec));
+        break;
+      case 'operations':
+        void ops.close().then(() => {
+          ops = Ops.install(engine, message.options);
+          post({ type: 'operationsSet' });
+        });
+        break;
+      case 'stop':
+        void (async () => {
+          await engine.close({ abort: message.abort });
+          await ops.close();
+          post({ type: 'stopped' });
+          port.close();
+        })();
+        break;
+    }
+  });
+  post({ type: 'ready' });
+}
+
+void main();

@@ -1,0 +1,47 @@
+/**
+ * Where the script of a worker thread is.
+ *
+ * A worker thread runs a JavaScript file. Built, this code runs from `dist/`, where a worker's
+ * compiled `.js` sits next to the compiled module that starts it, so `new URL('./x.js',
+ * import.meta.url)` finds it. Under the TypeScript test runner (vitest), the module that starts
+ * the worker is the `.ts` source: there is no `.js` beside it, and a worker thread could not run
+ * the `.ts` anyway (it does not go through vitest's transform). Then the script is the compiled
+ * one under `dist/`, at the same place relative to the repository root (`tsconfig.json`:
+ * `rootDir` `.`, `outDir` `dist`); test/global-setup.ts builds `dist/` before any test starts.
+ */
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** Compiled sources end in `.js`; sources run by a TypeScript loader end in one of these. */
+const TS_SOURCE = /\.[cm]?tsx?$/;
+
+/**
+ * The repository root, from this file's own place: `<root>/src/engine/worker-script.ts` when run
+ * from source, `<root>/dist/src/engine/worker-script.js` when built.
+ */
+const ROOT = fileURLToPath(new URL(TS_SOURCE.test(new URL(import.meta.url).pathname) ? '../../' : '../../../', import.meta.url));
+
+/**
+ * The URL of a worker script, given the `import.meta.url` of the module that starts it and the
+ * script's path relative to that module as compiled (`'./thing.worker.js'`).
+ */
+export function workerScriptUrl(importMetaUrl: string, relativeJsPath: string): URL {
+  const caller = new URL(importMetaUrl);
+  caller.search = '';
+  caller.hash = '';
+  const beside = new URL(relativeJsPath, caller);
+  if (!TS_SOURCE.test(caller.pathname)) return beside;
+  const fromRoot = path.relative(ROOT, fileURLToPath(beside));
+  if (fromRoot.startsWith('..') || path.isAbsolute(fromRoot))
+    throw new Error(`worker script \`${relativeJsPath}\` of ${caller.href} is outside the repository ${ROOT}: it has no compiled copy under dist/`);
+  return pathToFileURL(path.join(ROOT, 'dist', fromRoot));
+}
+
+/**
+ * Node options for a worker: the process's own, less those that only make sense for the main
+ * entry (`--input-type` is refused for a worker's file entry: a script run with `node
+ * --input-type=module -e ...` could not start any worker otherwise).
+ */
+export function workerExecArgv(): string[] {
+  return process.execArgv.filter((arg) => !arg.startsWith('--input-type'));
+}
