@@ -61,10 +61,11 @@ export default class MigrateQdrant extends Command {
     let target: Target | null = null;
     let result: MigrationResult | undefined;
     let failure: Error | undefined;
+    let interrupted: Promise<void> | null = null;
     const onSignal = () => {
       // the checkpoint already covers every confirmed batch; close the database cleanly and stop
       process.stderr.write('\ninterrupted: run again with --resume to continue\n');
-      void (target?.close() ?? Promise.resolve()).finally(() => process.exit(130));
+      interrupted = (target?.close() ?? Promise.resolve()).finally(() => process.exit(130));
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
@@ -105,6 +106,8 @@ export default class MigrateQdrant extends Command {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
+    // a signal closed the database under the migration, which then failed: the signal's exit wins
+    if (interrupted) await interrupted;
     if (failure) {
       const kind = failure instanceof MigrationError ? failure.kind : null;
       if (flags.json) process.stdout.write(JSON.stringify({ ok: false, error: { kind: kind ?? 'internal', message: failure.message } }, null, 2) + '\n');

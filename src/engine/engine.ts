@@ -169,7 +169,7 @@ export class Engine {
   async close(options: { abort?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.scheduler.stop(options.abort ?? false);
+    await this.scheduler.close(options.abort ?? false);
     await this.indexes.closeAll();
     await this.tasks.flushed();
     await this.tasks.close();

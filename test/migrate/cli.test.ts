@@ -165,7 +165,7 @@ describe('search migrate qdrant (built CLI)', () => {
     const stopped = await first;
     qdrant.faults.onScroll = undefined;
     qdrant.faults.scrollDelayMs = 0;
-    expect(stopped.exitCode).toBe(130);
+    expect(stopped.exitCode, `${stopped.signal} ${stopped.stderr}`).toBe(130);
     expect(stopped.stderr).toMatch(/--resume/);
     const resumed = await cli([...args, '--resume'], cwd);
     expect(resumed.exitCode).toBe(0);

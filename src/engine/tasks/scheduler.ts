@@ -112,6 +112,10 @@ export class Scheduler extends EventEmitter implements WriteSide {
     this.running = false;
   }
 
+  close(abort = false): Promise<void> {
+    return this.stop(abort);
+  }
+
   wake(): void {
     const wake = this.wakeUp;
     this.wakeUp = null;

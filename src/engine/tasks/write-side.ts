@@ -12,8 +12,10 @@ import type { EventEmitter } from 'node:events';
 export interface WriteSide extends EventEmitter {
   /** Begin processing the queue (idempotent). */
   start(): void;
-  /** Stop after the current batch; `abort` also interrupts it (its tasks stay enqueued). */
+  /** Stop after the current batch; `abort` also interrupts it (its tasks stay enqueued). `start` resumes. */
   stop(abort?: boolean): Promise<void>;
+  /** Stop for good and release what the write side holds (the engine is closing). */
+  close(abort?: boolean): Promise<void>;
   /** A task was registered: look at the queue now. */
   wake(): void;
   readonly isProcessing: boolean;

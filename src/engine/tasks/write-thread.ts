@@ -45,6 +45,7 @@ export type ToWriteThread =
   | { type: 'wake' }
   | { type: 'abort'; uids: number[] }
   | { type: 'stop'; abort: boolean }
+  | { type: 'close'; abort: boolean }
   | { type: 'operations'; options: PortableOpsOptions }
   | { type: 'outboundPolicy'; spec: string };
 
@@ -56,7 +57,8 @@ export type FromWriteThread =
   | { type: 'batchStarted'; event: BatchStarted }
   | { type: 'batchFinished'; event: BatchFinished }
   | { type: 'batchAborted'; event: { batchUid: number } }
-  | { type: 'stopped' };
+  | { type: 'stopped' }
+  | { type: 'closed' };
 
 export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolicy'> {
   log: (level: WriteLogLevel, message: string) => void;
@@ -74,6 +76,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
   private current: BatchStarted | null = null;
   private started = false;
   private stopping: Promise<void> | null = null;
+  private closing: Promise<void> | null = null;
   private operations: PortableOpsOptions | null = null;
   private operationsAcks: Array<() => void> = [];
   private restarts = 0;
@@ -124,7 +127,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
         this.worker = null;
         this.current = null;
         if (!booted) return reject(new SearchError('internal', `The write thread exited (code ${code}) before it was ready.`));
-        if (!this.stopping) this.restartLater(code);
+        if (!this.closing) this.restartLater(code);
       });
     });
   }
@@ -136,7 +139,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
     this.options.log('error', `the write thread exited (code ${code}); starting it again in ${delay} ms`);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
-      if (this.stopping) return;
+      if (this.closing) return;
       this.boot().catch((error: Error) => this.options.log('error', `could not restart the write thread: ${error.message}`));
     }, delay);
     this.restartTimer.unref();
@@ -163,6 +166,9 @@ export class WriteThread extends EventEmitter implements WriteSide {
         this.options.beforeBatchFinished?.(message.event);
         this.emit('batchFinished', message.event);
         break;
+      case 'stopped':
+        this.stopAcks.shift()?.();
+        break;
       default:
         break;
     }
@@ -175,6 +181,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
   start(): void {
     if (this.started) return;
     this.started = true;
+    this.stopping = null;
     this.post({ type: 'start' });
   }
 
@@ -205,10 +212,23 @@ export class WriteThread extends EventEmitter implements WriteSide {
     });
   }
 
-  /** Stop after the current batch (or interrupt it with `abort`), then end the worker once its engine is closed. */
+  private stopAcks: Array<() => void> = [];
+
+  /** Stop processing after the current batch (or interrupt it with `abort`); `start` resumes. */
   stop(abort = false): Promise<void> {
-    this.stopping ??= this.shutdown(abort);
+    this.started = false;
+    this.stopping ??= new Promise<void>((resolve) => {
+      if (!this.worker) return resolve();
+      this.stopAcks.push(resolve);
+      this.post({ type: 'stop', abort });
+    });
     return this.stopping;
+  }
+
+  /** Stop processing, then end the worker once its engine is closed. */
+  close(abort = false): Promise<void> {
+    this.closing ??= this.shutdown(abort);
+    return this.closing;
   }
 
   private async shutdown(abort: boolean): Promise<void> {
@@ -217,10 +237,11 @@ export class WriteThread extends EventEmitter implements WriteSide {
     const worker = this.worker;
     if (!worker) return;
     await new Promise<void>((resolve) => {
-      worker.on('message', (message: FromWriteThread) => message.type === 'stopped' && resolve());
+      worker.on('message', (message: FromWriteThread) => message.type === 'closed' && resolve());
       worker.once('exit', () => resolve());
-      worker.postMessage({ type: 'stop', abort } satisfies ToWriteThread);
+      worker.postMessage({ type: 'close', abort } satisfies ToWriteThread);
     });
+    for (const ack of this.stopAcks.splice(0)) ack();
     this.worker = null;
     this.current = null;
     for (const ack of this.operationsAcks.splice(0)) ack();

@@ -64,10 +64,13 @@ async function main(): Promise<void> {
         });
         break;
       case 'stop':
+        void scheduler.stop(message.abort).then(() => post({ type: 'stopped' }));
+        break;
+      case 'close':
         void (async () => {
           await engine.close({ abort: message.abort });
           await ops.close();
-          post({ type: 'stopped' });
+          post({ type: 'closed' });
           port.close();
         })();
         break;
