@@ -3,12 +3,13 @@
  * batches, LMDB) against the issue's 500 MB budget, beside MiniSearch indexing the same documents
  * in the same run (in memory, its peak RSS is its own process's).
  *
- * No real 200k-document text corpus is at hand, so the documents are built from real data: the
- * 36,273 movies repeated with fresh ids (title, cast, genres, extract), each given three GloVe
- * vocabulary words (`../shared/data/glove-100/words.txt`, 200,000 distinct English tokens) as a
- * `keywords` field, so that the vocabulary grows as a larger corpus's would (about 250k words).
- * The parent writes them as ten NDJSON payloads of 20,000 documents; the engine child sends each
- * payload as a client would (`addDocuments` with the raw NDJSON), waits for every task, then runs
+ * No real 200k-document text corpus is at hand, so the documents are built from real data
+ * (`generated-docs.mjs`, shared with served.bench.mjs): the 36,273 movies repeated with fresh ids
+ * (title, cast, genres, extract), each given three GloVe vocabulary words
+ * (`../shared/data/glove-100/words.txt`, 200,000 distinct English tokens) as a `keywords` field,
+ * so that the vocabulary grows as a larger corpus's would (about 250k words). The parent writes
+ * them as ten NDJSON payloads of 20,000 documents; the engine child sends each payload as a
+ * client would (`addDocuments` with the raw NDJSON), waits for every task, then runs
  * the keyword query set; MiniSearch parses the same files. Both then add five batches of 1,000 new
  * documents one after the other, as a live index receives them. A third run indexes the same
  * payloads while searching every 20 ms, and reports how long those searches took (they wait for
@@ -23,6 +24,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { generatedPayloads } from './generated-docs.mjs';
 
 const DIST = process.env.BENCH_DIST ?? '../dist';
 const TOTAL = Number(process.env.BENCH_DOCS ?? 200_000);
@@ -31,19 +33,8 @@ const FIELDS = ['title', 'cast', 'genres', 'extract', 'keywords'];
 const BUDGET_MIB = 500;
 
 function writePayloads(dir) {
-  const movies = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8'));
-  const vocabulary = readFileSync('../shared/data/glove-100/words.txt', 'utf8').split('\n').filter((w) => /\p{L}/u.test(w));
-  let lines = [];
   let file = 0;
-  for (let i = 0; i < TOTAL; i++) {
-    const m = movies[i % movies.length];
-    const keywords = [0, 1, 2].map((k) => vocabulary[(i * 3 + k) % vocabulary.length]);
-    lines.push(JSON.stringify({ title: m.title, year: m.year, cast: m.cast, genres: m.genres, extract: m.extract, keywords, id: i + 1 }));
-    if (lines.length === PER_PAYLOAD || i === TOTAL - 1) {
-      writeFileSync(join(dir, `payload-${String(file++).padStart(3, '0')}.ndjson`), lines.join('\n') + '\n');
-      lines = [];
-    }
-  }
+  for (const payload of generatedPayloads(TOTAL, PER_PAYLOAD)) writeFileSync(join(dir, `payload-${String(file++).padStart(3, '0')}.ndjson`), payload);
 }
 
 /** Five batches of 1,000 new documents (the last payload's, with fresh ids), added one by one after the bulk load. */
