@@ -43,7 +43,7 @@ export const SERVE_OPTIONS: OptionSpec[] = [
   {
     name: 'max-indexing-memory',
     kind: 'bytes',
-    description: 'Memory the indexer may use for one batch (e.g. `2 GiB`); consecutive document payloads are batched together up to a sixteenth of it. Default: a quarter of the machine memory (or of the container memory limit when lower), at most 256 MiB: the write transaction of a batch holds searches, so batches stay short.',
+    description: 'Memory the indexer may use for one batch (e.g. `2 GiB`); consecutive document payloads are batched together up to a sixteenth of it. Default: a quarter of the machine memory (or of the container memory limit when lower), at most 256 MiB (a batch holds about 16 bytes of memory per byte of payload until it commits; batches run in the write thread, so searches never wait for them).',
   },
   {
     name: 'master-key',

@@ -25,10 +25,10 @@ export function availableMemory(machine = totalmem(), constrained = process.cons
 
 /**
  * The default budget: a quarter of the available memory, at most 256 MiB, so batches gather up to
- * 16 MiB of payload. A batch's write transaction holds the event loop, and searches with it: at
- * 200k documents a 64 MiB batch (100k movies) held it for 20 s, a 10 MB one for 0.5-1.0 s; the
- * bulk rate went from 4,895 to 4,300-4,600 docs/s. A larger `--max-indexing-memory` still buys
- * larger batches.
+ * 16 MiB of payload. The cap was set when a batch's write transaction held the thread that served
+ * searches (at 200k documents a 64 MiB batch held it for 20 s; the bulk rate went from 4,895 to
+ * 4,300-4,600 docs/s under the cap). Batches now run in the write thread, so the cap only bounds
+ * a batch's memory; a larger `--max-indexing-memory` buys larger batches.
  */
 export const DEFAULT_INDEXING_MEMORY_CAP = 256 * MIB;
 
