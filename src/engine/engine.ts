@@ -128,11 +128,10 @@ export class Engine {
   }
 
   private writeThread(options: EngineOptions): Promise<WriteThread> {
-    const level = (Object.keys(LEVELS) as LogLevel[]).find((name) => LEVELS[name] === this.logLevel) ?? 'info';
     return WriteThread.spawn({
       dbPath: this.dbPath,
       maxIndexingMemory: options.maxIndexingMemory,
-      logLevel: level,
+      logLevel: options.logLevel ?? 'info',
       log: (lvl, message) => this.logger(lvl, message),
       beforeBatchFinished: () => this.afterForeignCommit(),
     });

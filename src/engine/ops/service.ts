@@ -3,10 +3,10 @@
  * cancelation (rollback), and periodic snapshots.
  *
  * Plugged into the scheduler through `registerOperation` (one processor per task type) and a
- * gate, in the thread where the scheduler runs: with a write thread (the default), `install` on
+ * gate, in the thread where the scheduler runs. With a write thread (the default), `install` on
  * the serving side hands the options to the write thread, which installs its own `Ops` (see
- * tasks/write-thread.worker.ts); registration (dumps, snapshots, the upgrade task) and periodic
- * snapshots stay here. The gate: while the database is not at this binary's version (an upgrade pending, failed, or
+ * tasks/write-thread.worker.ts); enqueuing the tasks and periodic snapshots stay on this side.
+ * The gate: while the database is not at this binary's version (an upgrade pending, failed, or
  * rolled back), only the upgrade and cancelations that target it are processed; every other task
  * stays enqueued. Searches are never held: they read committed data.
  */
