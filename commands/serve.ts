@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Command } from '@oclif/core';
 // The package entry, so that every module wired into the engine there is served too.
 import { Engine, type LogLevel } from '../src/index.js';
@@ -39,11 +40,12 @@ export default class Serve extends Command {
     const dbPath = options['db-path'] as string;
     const logLevel = (options['log-level'] as string).toLowerCase() as LogLevel;
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
+    const searchThreads = (options['search-threads'] as number | undefined) ?? (availableParallelism() > 1 ? 1 : 0);
 
     // imports (--import-dump/--import-snapshot), version check and dumpless upgrade, then the engine with the ops processors
     let started;
     try {
-      started = await openWithOps({ dbPath, logLevel, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) }, startupOptionsFrom(options));
+      started = await openWithOps({ dbPath, logLevel, searchThreads, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) }, startupOptionsFrom(options));
     } catch (error) {
       this.error((error as Error).message, { exit: 1 });
     }

@@ -23,7 +23,7 @@ export function flagsFor(specs: readonly OptionSpec[]): Interfaces.FlagInput {
     else
       flags[spec.name] = Flags.string({
         ...common,
-        helpValue: spec.kind === 'enum' ? spec.values!.join('|') : spec.kind === 'bytes' ? '<size>' : '<value>',
+        helpValue: spec.kind === 'enum' ? spec.values!.join('|') : spec.kind === 'bytes' ? '<size>' : spec.kind === 'count' ? '<n>' : '<value>',
       });
   }
   return flags;

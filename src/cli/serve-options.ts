@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { parseByteSize } from './byte-size.js';
 
-export type OptionKind = 'string' | 'bytes' | 'boolean' | 'enum';
+export type OptionKind = 'string' | 'bytes' | 'boolean' | 'enum' | 'count';
 
 export interface OptionSpec {
   /** Flag name without dashes, e.g. `db-path`. */
@@ -44,6 +44,12 @@ export const SERVE_OPTIONS: OptionSpec[] = [
     name: 'max-indexing-memory',
     kind: 'bytes',
     description: 'Memory the indexer may use for one batch (e.g. `2 GiB`); consecutive document payloads are batched together up to a sixteenth of it. Default: a quarter of the machine memory (or of the container memory limit when lower), at most 256 MiB (a batch holds about 16 bytes of memory per byte of payload until it commits; batches run in the write thread, so searches never wait for them).',
+  },
+  {
+    name: 'search-threads',
+    kind: 'count',
+    description:
+      'Worker threads that answer searches (each with a read-only view of the database), beside the thread that serves HTTP and the write thread. Default: 1 on a machine with more than one core, else 0 (searches run on the HTTP thread).',
   },
   {
     name: 'master-key',
@@ -141,6 +147,11 @@ export function coerceOption(spec: OptionSpec, raw: unknown, source: string): Op
       if (raw === 'true' || raw === '1') return true;
       if (raw === 'false' || raw === '0') return false;
       throw bad('`true` or `false`');
+    case 'count': {
+      const count = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(count) || count < 0) throw bad('a whole number, 0 or more');
+      return count;
+    }
     case 'enum': {
       const found = spec.values!.find((v) => typeof raw === 'string' && v.toLowerCase() === raw.toLowerCase());
       if (found === undefined) throw bad(`one of ${spec.values!.join(', ')}`);

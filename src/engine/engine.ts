@@ -27,7 +27,8 @@ import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
 import type { OperationProcessor } from './tasks/processing.js';
 import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
-import type { WriteSide } from './tasks/write-side.js';
+import { NoWriteSide, type WriteSide } from './tasks/write-side.js';
+import { SearchThreads, type SearchRequest } from './search/search-threads.js';
 import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
 import { TaskStore, type TaskRecord } from './tasks/store.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
@@ -65,9 +66,11 @@ export interface EngineOptions {
   /**
    * Where batches are processed: `thread` (the default), a worker thread with its own engine over
    * the same directory, so that reads in this thread never wait for a write; `inline`, this
-   * thread (what the write thread itself uses).
+   * thread (what the write thread itself uses); `none`, nowhere (a search thread's read-only engine).
    */
-  writer?: 'thread' | 'inline';
+  writer?: 'thread' | 'inline' | 'none';
+  /** Worker threads that answer `answer()` (the HTTP search routes), each with a read-only engine; 0 (default): this thread. */
+  searchThreads?: number;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -79,6 +82,7 @@ export class Engine {
   readonly tasks: TaskStore;
   readonly indexes: IndexRegistry;
   private writeSide!: WriteSide;
+  private searchThreads: SearchThreads | null = null;
   private readonly logLevel: number;
   private readonly logger: (level: string, message: string) => void;
   private closed = false;
@@ -103,8 +107,11 @@ export class Engine {
   static async open(options: EngineOptions): Promise<Engine> {
     const engine = new Engine(options);
     try {
-      engine.writeSide = options.writer === 'inline' ? engine.inlineWriteSide(options) : await engine.writeThread(options);
+      engine.writeSide =
+        options.writer === 'inline' ? engine.inlineWriteSide(options) : options.writer === 'none' ? new NoWriteSide() : await engine.writeThread(options);
+      if (options.searchThreads) engine.searchThreads = await SearchThreads.start(engine.dbPath, options.searchThreads);
     } catch (error) {
+      await engine.writeSide?.close();
       await engine.indexes.closeAll();
       await engine.tasks.close();
       throw error;
@@ -133,15 +140,16 @@ export class Engine {
       maxIndexingMemory: options.maxIndexingMemory,
       logLevel: options.logLevel ?? 'info',
       log: (lvl, message) => this.logger(lvl, message),
-      beforeBatchFinished: () => this.afterForeignCommit(),
+      beforeBatchFinished: () => this.followCommit(),
     });
   }
 
-  /** A batch committed in the write thread: read it from fresh snapshots, and let go of deleted indexes. */
-  private afterForeignCommit(): void {
+  /** Another thread committed a batch: read it from fresh snapshots, and let go of deleted indexes. */
+  followCommit(): void {
     this.tasks.env.resetReadTxn();
     this.indexes.renewReads();
     noteForeignCommit();
+    this.searchThreads?.noteCommit();
     this.indexes.closeUnmapped().catch((error: Error) => this.log('warn', `could not close a deleted index: ${error.message}`));
   }
 
@@ -169,6 +177,7 @@ export class Engine {
     if (this.closed) return;
     this.closed = true;
     await this.scheduler.close(options.abort ?? false);
+    await this.searchThreads?.close();
     await this.indexes.closeAll();
     await this.tasks.flushed();
     await this.tasks.close();
@@ -400,6 +409,21 @@ export class Engine {
   /** `POST /indexes/:uid/similar`: documents near a given document's embedding. */
   async similar(uid: string, body: unknown): Promise<SimilarResponse> {
     return similarDocuments(this.indexes.get(uid), body);
+  }
+
+  /** A search request's response body, serialized: in a search thread when there are some (`searchThreads`). */
+  async answer(request: SearchRequest): Promise<string> {
+    if (this.searchThreads) return this.searchThreads.run(request);
+    switch (request.kind) {
+      case 'search':
+        return JSON.stringify(await this.search(request.uid, request.body));
+      case 'facetSearch':
+        return JSON.stringify(await this.facetSearch(request.uid, request.body));
+      case 'similar':
+        return JSON.stringify(await this.similar(request.uid, request.body));
+      case 'multiSearch':
+        return JSON.stringify(await this.multiSearch(request.body));
+    }
   }
 
   // --- tasks and batches ----------------------------------------------------------------------

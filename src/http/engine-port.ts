@@ -19,6 +19,7 @@ import type {
   TaskListQuery,
 } from '../engine/types.js';
 import type { Settings } from '../engine/settings/types.js';
+import type { SearchRequest } from '../engine/search/search-threads.js';
 
 export interface HttpEngine {
   listIndexes(q: { offset?: number; limit?: number }): Page<IndexInfo>;
@@ -48,6 +49,8 @@ export interface HttpEngine {
   multiSearch?(body: unknown): unknown;
   facetSearch?(uid: string, body: unknown): unknown;
   similar?(uid: string, body: unknown): unknown;
+  /** The serialized response body of one of the four above (the engine may answer in search threads). */
+  answer?(request: SearchRequest): Promise<string>;
   getTasks(q: TaskListQuery): CursorPage<Task>;
   getTask(uid: number): Task;
   cancelTasks(f: TaskFilter): Promise<SummarizedTask>;

@@ -31,9 +31,9 @@ export interface Reply {
   headers: Headers;
 }
 
-export async function startHarness(options: ServerOptions = {}): Promise<Harness> {
+export async function startHarness(options: ServerOptions = {}, engineOptions: { searchThreads?: number } = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'search-http-'));
-  const engine = await Engine.open({ dbPath: join(dir, 'data.ms'), logLevel: 'off' });
+  const engine = await Engine.open({ dbPath: join(dir, 'data.ms'), logLevel: 'off', ...engineOptions });
   const server = createServer(engine, options);
   const { url } = await server.listen('127.0.0.1:0');
 

@@ -7,7 +7,7 @@
  * Events: `batchStarted` (BatchStarted), `batchFinished` (BatchFinished), `batchAborted`
  * ({ batchUid }: its tasks went back to the queue).
  */
-import type { EventEmitter } from 'node:events';
+import { EventEmitter } from 'node:events';
 
 export interface WriteSide extends EventEmitter {
   /** Begin processing the queue (idempotent). */
@@ -23,4 +23,17 @@ export interface WriteSide extends EventEmitter {
   processingIndexUids(): Set<string>;
   /** Interrupt the running batch if it holds one of these tasks (a cancelation was registered). */
   abortIfProcessing(uids: Iterable<number>): void;
+}
+
+/** No write side at all: a read-only engine (a search thread's) registers no tasks and processes none. */
+export class NoWriteSide extends EventEmitter implements WriteSide {
+  readonly isProcessing = false;
+  start(): void {}
+  async stop(): Promise<void> {}
+  async close(): Promise<void> {}
+  wake(): void {}
+  processingIndexUids(): Set<string> {
+    return new Set();
+  }
+  abortIfProcessing(): void {}
 }

@@ -4,7 +4,8 @@
  * with the parameter types the reference gives them. Each route is served once the engine offers
  * the matching method (the search module adds them).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { SearchRequest } from '../../engine/search/search-threads.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
 import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintParam } from '../query-params.js';
@@ -111,63 +112,87 @@ export function queryToBody(query: QueryParams, family: 'search' | 'similar'): R
   return body;
 }
 
+/**
+ * Answer a search request. An engine that serializes answers itself (in its search threads when
+ * it has some) hands back the body as JSON text, sent as it is; otherwise fastify serializes the
+ * object the matching method returns.
+ */
+function answerer(engine: HttpEngine): (reply: FastifyReply, request: SearchRequest) => unknown {
+  return (reply, request) => {
+    if (engine.answer) {
+      reply.type('application/json; charset=utf-8');
+      return engine.answer(request);
+    }
+    switch (request.kind) {
+      case 'search':
+        return engine.search!(request.uid, request.body);
+      case 'facetSearch':
+        return engine.facetSearch!(request.uid, request.body);
+      case 'similar':
+        return engine.similar!(request.uid, request.body);
+      case 'multiSearch':
+        return engine.multiSearch!(request.body);
+    }
+  };
+}
+
 export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
-  const { search, multiSearch, facetSearch, similar } = engine;
-  if (search) {
+  const answer = answerer(engine);
+  if (engine.search) {
     addRoute(app, {
       method: 'GET',
       url: '/indexes/:indexUid/search',
       action: 'search',
-      handler: ({ request, query, indexUid }) =>
-        search.call(engine, indexUid, restrictSearchBody(request, indexUid, queryToBody(query, 'search'))),
+      handler: ({ request, reply, query, indexUid }) =>
+        answer(reply, { kind: 'search', uid: indexUid, body: restrictSearchBody(request, indexUid, queryToBody(query, 'search')) }),
     });
     addRoute(app, {
       method: 'POST',
       url: '/indexes/:indexUid/search',
       action: 'search',
-      handler: ({ request, query, indexUid }) => {
+      handler: ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, []);
-        return search.call(engine, indexUid, restrictSearchBody(request, indexUid, readJsonBody(request)));
+        return answer(reply, { kind: 'search', uid: indexUid, body: restrictSearchBody(request, indexUid, readJsonBody(request)) });
       },
     });
   }
-  if (multiSearch) {
+  if (engine.multiSearch) {
     addRoute(app, {
       method: 'POST',
       url: '/multi-search',
       action: 'search',
-      handler: ({ request, query }) => {
+      handler: ({ request, reply, query }) => {
         checkKnownParams(query, []);
-        return multiSearch.call(engine, restrictMultiSearchBody(request, readJsonBody(request)));
+        return answer(reply, { kind: 'multiSearch', body: restrictMultiSearchBody(request, readJsonBody(request)) });
       },
     });
   }
-  if (facetSearch) {
+  if (engine.facetSearch) {
     addRoute(app, {
       method: 'POST',
       url: '/indexes/:indexUid/facet-search',
       action: 'search',
-      handler: ({ request, query, indexUid }) => {
+      handler: ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, []);
-        return facetSearch.call(engine, indexUid, restrictSearchBody(request, indexUid, readJsonBody(request)));
+        return answer(reply, { kind: 'facetSearch', uid: indexUid, body: restrictSearchBody(request, indexUid, readJsonBody(request)) });
       },
     });
   }
-  if (similar) {
+  if (engine.similar) {
     addRoute(app, {
       method: 'GET',
       url: '/indexes/:indexUid/similar',
       action: 'search',
-      handler: ({ request, query, indexUid }) =>
-        similar.call(engine, indexUid, restrictSearchBody(request, indexUid, queryToBody(query, 'similar'))),
+      handler: ({ request, reply, query, indexUid }) =>
+        answer(reply, { kind: 'similar', uid: indexUid, body: restrictSearchBody(request, indexUid, queryToBody(query, 'similar')) }),
     });
     addRoute(app, {
       method: 'POST',
       url: '/indexes/:indexUid/similar',
       action: 'search',
-      handler: ({ request, query, indexUid }) => {
+      handler: ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, []);
-        return similar.call(engine, indexUid, restrictSearchBody(request, indexUid, readJsonBody(request)));
+        return answer(reply, { kind: 'similar', uid: indexUid, body: restrictSearchBody(request, indexUid, readJsonBody(request)) });
       },
     });
   }

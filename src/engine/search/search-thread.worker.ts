@@ -1,0 +1,49 @@
+/**
+ * A search thread's entry (see search-threads.ts): a read-only engine over the database,
+ * answering search requests with their serialized response bodies.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Engine } from '../engine.js';
+import { toSearchError } from '../errors.js';
+import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
+import type { FromSearchThread, SearchThreadData, ToSearchThread } from './search-threads.js';
+
+const port = parentPort!;
+const data = workerData as SearchThreadData;
+
+function post(message: FromSearchThread): void {
+  port.postMessage(message);
+}
+
+async function main(): Promise<void> {
+  setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
+  const engine = await Engine.open({ dbPath: data.dbPath, logLevel: 'off', writer: 'none', skipVersionCheck: true });
+  port.on('message', (message: ToSearchThread) => {
+    switch (message.type) {
+      case 'request':
+        engine.answer(message.request).then(
+          (json) => post({ type: 'answer', id: message.id, json }),
+          (error: unknown) => {
+            const searchError = toSearchError(error);
+            post({ type: 'failed', id: message.id, code: searchError.code, message: searchError.message });
+          },
+        );
+        break;
+      case 'commit':
+        engine.followCommit();
+        break;
+      case 'outboundPolicy':
+        setOutboundPolicy(AddressPolicy.parse(message.spec));
+        break;
+      case 'close':
+        void engine.close().then(() => {
+          post({ type: 'closed' });
+          port.close();
+        });
+        break;
+    }
+  });
+  post({ type: 'ready' });
+}
+
+void main();

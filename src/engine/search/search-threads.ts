@@ -1,0 +1,155 @@
+/**
+ * Search threads: a pool of worker threads that answer searches, so that a server uses more than
+ * one core for them. The thread that serves HTTP parses requests and writes responses; a search
+ * (keyword ranking, hybrid merge, formatting of the hits) and the serialization of its answer
+ * run in one of these threads, each with a read-only engine over the same database. Two serving
+ * processes answered 1.65-1.76x the searches of one on the 2-core machine (bench/README.md).
+ *
+ * A search thread reads LMDB's last commit like the serving thread; when the write thread
+ * commits a batch, the engine tells every search thread (`noteCommit`) so that their caches
+ * follow (see IndexStore.sync). Each request goes to the thread with the fewest pending.
+ */
+import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { SearchError } from '../errors.js';
+import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
+import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+
+/** A read request a search thread answers, as the HTTP routes name them. */
+export type SearchRequest =
+  | { kind: 'search' | 'facetSearch' | 'similar'; uid: string; body: unknown }
+  | { kind: 'multiSearch'; body: unknown };
+
+export interface SearchThreadData {
+  dbPath: string;
+  outboundPolicy: string;
+}
+
+export type ToSearchThread =
+  | { type: 'request'; id: number; request: SearchRequest }
+  | { type: 'commit' }
+  | { type: 'outboundPolicy'; spec: string }
+  | { type: 'close' };
+
+export type FromSearchThread =
+  | { type: 'ready' }
+  | { type: 'answer'; id: number; json: string }
+  | { type: 'failed'; id: number; code: string; message: string }
+  | { type: 'closed' };
+
+const SCRIPT = workerScriptUrl(import.meta.url, './search-thread.worker.js');
+
+interface Pending {
+  resolve(json: string): void;
+  reject(error: Error): void;
+}
+
+class SearchThread {
+  readonly pending = new Map<number, Pending>();
+  readonly ready: Promise<void>;
+  private closed = false;
+
+  constructor(
+    readonly worker: Worker,
+    private readonly onExit: (thread: SearchThread) => void,
+  ) {
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: FromSearchThread) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'answer') this.settle(message.id)?.resolve(message.json);
+        else if (message.type === 'failed') this.settle(message.id)?.reject(new SearchError(message.code, message.message));
+      });
+      worker.on('error', reject);
+      worker.on('exit', (code) => {
+        reject(new SearchError('internal', `The search thread exited (code ${code}) before it was ready.`));
+        for (const [id, waiter] of this.pending) {
+          this.pending.delete(id);
+          waiter.reject(new SearchError('internal', `The search thread stopped (code ${code}) while answering.`));
+        }
+        if (!this.closed) this.onExit(this);
+      });
+    });
+    // a thread that fails to start fails the requests that wait for it (see `run`), nothing else
+    this.ready.catch(() => undefined);
+  }
+
+  private settle(id: number): Pending | undefined {
+    const waiter = this.pending.get(id);
+    this.pending.delete(id);
+    return waiter;
+  }
+
+  post(message: ToSearchThread): void {
+    this.worker.postMessage(message);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await new Promise<void>((resolve) => {
+      this.worker.on('message', (message: FromSearchThread) => message.type === 'closed' && resolve());
+      this.worker.once('exit', () => resolve());
+      this.post({ type: 'close' });
+    });
+    await this.worker.terminate();
+  }
+}
+
+export class SearchThreads {
+  private readonly threads: SearchThread[] = [];
+  private nextId = 0;
+  private readonly unfollowPolicy: () => void;
+
+  private constructor(private readonly dbPath: string) {
+    this.unfollowPolicy = onOutboundPolicyChange((policy) => {
+      for (const thread of this.threads) thread.post({ type: 'outboundPolicy', spec: policy.spec });
+    });
+  }
+
+  /** Start `count` threads and wait until each has its engine open. */
+  static async start(dbPath: string, count: number): Promise<SearchThreads> {
+    const pool = new SearchThreads(dbPath);
+    try {
+      await Promise.all(Array.from({ length: count }, () => pool.spawn().ready));
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    return pool;
+  }
+
+  private spawn(): SearchThread {
+    const data: SearchThreadData = { dbPath: this.dbPath, outboundPolicy: outboundPolicy().spec };
+    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV });
+    // a thread that died (out of memory on one huge request) is replaced; its requests failed
+    const thread = new SearchThread(worker, (dead) => {
+      const at = this.threads.indexOf(dead);
+      if (at !== -1) this.threads[at] = this.spawn();
+    });
+    this.threads.push(thread);
+    return thread;
+  }
+
+  /** Answer `request` in the least busy thread: the response body, serialized. */
+  run(request: SearchRequest): Promise<string> {
+    let thread = this.threads[0]!;
+    for (const other of this.threads) if (other.pending.size < thread.pending.size) thread = other;
+    const id = this.nextId++;
+    return thread.ready.then(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          thread.pending.set(id, { resolve, reject });
+          thread.post({ type: 'request', id, request });
+        }),
+    );
+  }
+
+  /** The write thread committed a batch: the threads' caches must follow. */
+  noteCommit(): void {
+    for (const thread of this.threads) thread.post({ type: 'commit' });
+  }
+
+  async close(): Promise<void> {
+    this.unfollowPolicy();
+    const threads = this.threads.splice(0);
+    await Promise.all(threads.map((thread) => thread.close()));
+  }
+}

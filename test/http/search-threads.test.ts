@@ -1,0 +1,80 @@
+/**
+ * Searches answered in search threads (`searchThreads`), over real HTTP: the same bodies as the
+ * serving thread gives, the same errors, and each new commit of the write thread seen at once
+ * (documents, settings, a deleted index).
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { expectErrorShape, startHarness, type Harness } from './harness.js';
+
+const MOVIES = (JSON.parse(readFileSync('fixtures/movies-3k.json', 'utf8')) as Array<Record<string, unknown>>).slice(0, 1500);
+
+describe('search threads', () => {
+  let threaded: Harness;
+  let inline: Harness;
+
+  beforeAll(async () => {
+    threaded = await startHarness({}, { searchThreads: 2 });
+    inline = await startHarness();
+    for (const h of [threaded, inline]) {
+      const settings = await h.request('PATCH', '/indexes/movies/settings', { json: { filterableAttributes: ['genres', 'year'], sortableAttributes: ['year'] } });
+      await h.wait(settings.body.taskUid);
+      const added = await h.request('POST', '/indexes/movies/documents?primaryKey=id', { json: MOVIES });
+      expect((await h.wait(added.body.taskUid)).status).toBe('succeeded');
+    }
+  });
+  afterAll(async () => {
+    await threaded?.stop();
+    await inline?.stop();
+  });
+
+  const withoutTime = (body: any) => JSON.parse(JSON.stringify(body, (key, value) => (key === 'processingTimeMs' ? undefined : value)));
+
+  test('search, multi-search, facet search and GET search answer as the serving thread does', async () => {
+    const requests: Array<[string, string, unknown]> = [
+      ['POST', '/indexes/movies/search', { q: 'love', filter: 'year > 1950', sort: ['year:desc'], facets: ['genres'], attributesToHighlight: ['title'] }],
+      ['GET', '/indexes/movies/search?q=war&limit=5', undefined],
+      ['POST', '/multi-search', { queries: [{ indexUid: 'movies', q: 'man' }, { indexUid: 'movies', q: 'the', limit: 3 }] }],
+      ['POST', '/indexes/movies/facet-search', { facetName: 'genres', facetQuery: 'dra' }],
+    ];
+    for (const [method, path, json] of requests) {
+      const a = await threaded.request(method, path, json === undefined ? {} : { json });
+      const b = await inline.request(method, path, json === undefined ? {} : { json });
+      expect(a.status, a.text).toBe(200);
+      expect(a.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(withoutTime(a.body)).toEqual(withoutTime(b.body));
+    }
+  });
+
+  test('errors keep their code and status', async () => {
+    const missing = await threaded.request('POST', '/indexes/nope/search', { json: { q: 'x' } });
+    expect(missing.status).toBe(404);
+    expectErrorShape(missing.body, 'index_not_found');
+    const bad = await threaded.request('POST', '/indexes/movies/search', { json: { q: 'x', filter: 'title = x' } });
+    expect(bad.status).toBe(400);
+    expectErrorShape(bad.body, 'invalid_search_filter');
+  });
+
+  test('every commit of the write thread is seen by the next search', async () => {
+    const added = await threaded.request('POST', '/indexes/movies/documents', { json: [{ id: 99_000_001, title: 'Zyxwvut Quokka' }] });
+    await threaded.wait(added.body.taskUid);
+    // several searches, so that both threads answer one
+    for (let i = 0; i < 4; i++) {
+      const found = await threaded.request('POST', '/indexes/movies/search', { json: { q: 'quokka' } });
+      expect(found.body.hits.map((h: any) => h.id)).toEqual([99_000_001]);
+    }
+    const settings = await threaded.request('PATCH', '/indexes/movies/settings', { json: { filterableAttributes: ['title'] } });
+    await threaded.wait(settings.body.taskUid);
+    for (let i = 0; i < 4; i++) {
+      const filtered = await threaded.request('POST', '/indexes/movies/search', { json: { q: '', filter: 'title = "Zyxwvut Quokka"' } });
+      expect(filtered.status, filtered.text).toBe(200);
+      expect(filtered.body.hits.length).toBe(1);
+    }
+    const deleted = await threaded.request('DELETE', '/indexes/movies');
+    await threaded.wait(deleted.body.taskUid);
+    for (let i = 0; i < 4; i++) {
+      const gone = await threaded.request('POST', '/indexes/movies/search', { json: { q: 'quokka' } });
+      expect(gone.status).toBe(404);
+    }
+  });
+});
