@@ -43,7 +43,9 @@ function sampleAnon() {
 async function runEngine(payloads) {
   const { Engine } = await import('../dist/src/index.js');
   const dir = mkdtempSync(join(tmpdir(), 'bench-indexing-'));
-  const engine = await Engine.open({ dbPath: join(dir, 'data.ms'), logLevel: 'off' });
+  // BENCH_MAX_INDEXING_MEMORY (bytes) overrides the default budget, e.g. to measure without its 256 MiB cap
+  const maxIndexingMemory = Number(process.env.BENCH_MAX_INDEXING_MEMORY ?? 0) || undefined;
+  const engine = await Engine.open({ dbPath: join(dir, 'data.ms'), logLevel: 'off', maxIndexingMemory });
   try {
     const start = performance.now();
     let task;

@@ -34,6 +34,7 @@
  *
  *   npm run build && node bench/served.bench.mjs
  *   BENCH_SERVED=A,C node bench/served.bench.mjs          some scenarios (default A,B,C; D with BENCH_200K=1)
+ *   BENCH_SERVE_ARGS="--search-threads 0" node bench/served.bench.mjs   extra flags for the servers
  *   node bench/run.js served
  */
 import { spawn } from 'node:child_process';
@@ -54,6 +55,8 @@ const PROBE_INTERVAL_MS = 10;
 const PROBE_IN_FLIGHT = 4;
 const IDLE_MS = 3_000;
 const HYBRID_INTERVAL_MS = 2_000;
+/** Extra `search serve` flags for every server started (BENCH_SERVE_ARGS="--search-threads 0"). */
+const SERVE_ARGS = (process.env.BENCH_SERVE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const CANNON = { connections: 32, seconds: 10, warmupSeconds: 2, rounds: Number(process.env.BENCH_ROUNDS ?? 2) };
 const SEARCH = JSON.stringify({ q: 'star wars' });
 /**
@@ -128,7 +131,7 @@ async function startServer(label) {
   const out = openSync(logFile, 'w');
   // configuration from the environment or a config.toml would change what is measured
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SEARCH|MEILI)_/.test(k)));
-  const child = spawn(process.execPath, [BIN, 'serve', '--db-path', join(dir, 'data.ms'), '--http-addr', `127.0.0.1:${port}`], { cwd: dir, env, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--db-path', join(dir, 'data.ms'), '--http-addr', `127.0.0.1:${port}`, ...SERVE_ARGS], { cwd: dir, env, stdio: ['ignore', out, out] });
   closeSync(out);
   children.add(child);
   const url = `http://127.0.0.1:${port}`;

@@ -411,18 +411,22 @@ export class Engine {
     return similarDocuments(this.indexes.get(uid), body);
   }
 
-  /** A search request's response body, serialized: in a search thread when there are some (`searchThreads`). */
-  async answer(request: SearchRequest): Promise<string> {
+  /** A search request's response body as UTF-8 JSON: computed in a search thread when there are some (`searchThreads`). */
+  async answer(request: SearchRequest): Promise<Buffer> {
     if (this.searchThreads) return this.searchThreads.run(request);
+    return Buffer.from(JSON.stringify(await this.read(request)));
+  }
+
+  private read(request: SearchRequest): Promise<unknown> {
     switch (request.kind) {
       case 'search':
-        return JSON.stringify(await this.search(request.uid, request.body));
+        return this.search(request.uid, request.body);
       case 'facetSearch':
-        return JSON.stringify(await this.facetSearch(request.uid, request.body));
+        return this.facetSearch(request.uid, request.body);
       case 'similar':
-        return JSON.stringify(await this.similar(request.uid, request.body));
+        return this.similar(request.uid, request.body);
       case 'multiSearch':
-        return JSON.stringify(await this.multiSearch(request.body));
+        return this.multiSearch(request.body);
     }
   }
 

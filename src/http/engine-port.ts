@@ -49,8 +49,8 @@ export interface HttpEngine {
   multiSearch?(body: unknown): unknown;
   facetSearch?(uid: string, body: unknown): unknown;
   similar?(uid: string, body: unknown): unknown;
-  /** The serialized response body of one of the four above (the engine may answer in search threads). */
-  answer?(request: SearchRequest): Promise<string>;
+  /** The response body of one of the four above as UTF-8 JSON (the engine may answer in search threads). */
+  answer?(request: SearchRequest): Promise<Buffer>;
   getTasks(q: TaskListQuery): CursorPage<Task>;
   getTask(uid: number): Task;
   cancelTasks(f: TaskFilter): Promise<SummarizedTask>;

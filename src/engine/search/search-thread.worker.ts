@@ -22,7 +22,11 @@ async function main(): Promise<void> {
     switch (message.type) {
       case 'request':
         engine.answer(message.request).then(
-          (json) => post({ type: 'answer', id: message.id, json }),
+          (body) => {
+            // transferred, not copied, when the body has its memory to itself (a small Buffer shares Node's pool)
+            const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
+            port.postMessage({ type: 'answer', id: message.id, body: own } satisfies FromSearchThread, [own.buffer as ArrayBuffer]);
+          },
           (error: unknown) => {
             const searchError = toSearchError(error);
             post({ type: 'failed', id: message.id, code: searchError.code, message: searchError.message });

@@ -32,14 +32,15 @@ export type ToSearchThread =
 
 export type FromSearchThread =
   | { type: 'ready' }
-  | { type: 'answer'; id: number; json: string }
+  /** The response body as UTF-8 JSON, in a buffer of its own (transferred, not copied). */
+  | { type: 'answer'; id: number; body: Uint8Array }
   | { type: 'failed'; id: number; code: string; message: string }
   | { type: 'closed' };
 
 const SCRIPT = workerScriptUrl(import.meta.url, './search-thread.worker.js');
 
 interface Pending {
-  resolve(json: string): void;
+  resolve(body: Buffer): void;
   reject(error: Error): void;
 }
 
@@ -55,7 +56,7 @@ class SearchThread {
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromSearchThread) => {
         if (message.type === 'ready') resolve();
-        else if (message.type === 'answer') this.settle(message.id)?.resolve(message.json);
+        else if (message.type === 'answer') this.settle(message.id)?.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
         else if (message.type === 'failed') this.settle(message.id)?.reject(new SearchError(message.code, message.message));
       });
       worker.on('error', reject);
@@ -128,14 +129,14 @@ export class SearchThreads {
     return thread;
   }
 
-  /** Answer `request` in the least busy thread: the response body, serialized. */
-  run(request: SearchRequest): Promise<string> {
+  /** Answer `request` in the least busy thread: the response body, serialized as UTF-8 JSON. */
+  run(request: SearchRequest): Promise<Buffer> {
     let thread = this.threads[0]!;
     for (const other of this.threads) if (other.pending.size < thread.pending.size) thread = other;
     const id = this.nextId++;
     return thread.ready.then(
       () =>
-        new Promise<string>((resolve, reject) => {
+        new Promise<Buffer>((resolve, reject) => {
           thread.pending.set(id, { resolve, reject });
           thread.post({ type: 'request', id, request });
         }),

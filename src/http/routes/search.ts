@@ -114,7 +114,7 @@ export function queryToBody(query: QueryParams, family: 'search' | 'similar'): R
 
 /**
  * Answer a search request. An engine that serializes answers itself (in its search threads when
- * it has some) hands back the body as JSON text, sent as it is; otherwise fastify serializes the
+ * it has some) hands back the body as UTF-8 JSON, sent as it is; otherwise fastify serializes the
  * object the matching method returns.
  */
 function answerer(engine: HttpEngine): (reply: FastifyReply, request: SearchRequest) => unknown {
