@@ -510,7 +510,12 @@ export class Engine {
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
       const task = this.getTask(uid);
-      if (task.status === 'succeeded' || task.status === 'failed' || task.status === 'canceled') return task;
+      if (task.status === 'succeeded' || task.status === 'failed' || task.status === 'canceled') {
+        // seen in the task store before the write thread's message arrived: follow its commit now,
+        // so that Index objects held by the caller see what the task did
+        this.followCommit();
+        return task;
+      }
       if (Date.now() > deadline) throw new SearchError('internal', `Timed out waiting for task ${uid}.`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, options.intervalMs ?? 50);

@@ -2,14 +2,14 @@
  * Tenant tokens against the real search: on movies, a token whose rule is `genres = Comedy`
  * only ever returns comedies, whatever the query and its own filter, in single and multi-search.
  */
-import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecured, type SecuredHarness } from './harness.js';
+import { movies } from '../data.js';
 
 const MASTER = 'tenant-search-master-key-0123456789';
 type Movie = { id: number; title: string; year: number; genres: string[] };
-const MOVIES = (JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Movie[]).slice(0, 1200);
+const MOVIES: Movie[] = movies().slice(0, 1200);
 const COMEDIES = MOVIES.filter((m) => m.genres.includes('Comedy'));
 
 let h: SecuredHarness;

@@ -3,17 +3,18 @@
  * open: during that time the serving thread still answers searches from the last commit, and
  * after a restart every acknowledged task completes and every document is there, once.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { json, killAll, serve, waitTask } from './serve-process.js';
+import { movies } from '../data.js';
 
 interface Movie {
   id: number;
   title: string;
 }
-const MOVIES: Movie[] = JSON.parse(readFileSync('fixtures/movies-3k.json', 'utf8'));
+const MOVIES: Movie[] = movies().slice(0, 3000);
 
 afterEach(killAll);
 

@@ -1,19 +1,20 @@
 /**
- * SIGKILL in the middle of a large import (6 tasks of 1,000 movies from movies.json, alternating
+ * SIGKILL in the middle of a large import (6 tasks of 1,000 movies from the films fixture, alternating
  * JSON and NDJSON): every task that was acknowledged with a 202 before the
  * kill completes after a restart, and every document is there.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { json, killAll, serve, waitTask } from './serve-process.js';
+import { movies } from '../data.js';
 
 interface Movie {
   id: number;
   title: string;
 }
-const MOVIES: Movie[] = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8'));
+const MOVIES: Movie[] = movies();
 const CHUNKS = 6;
 const CHUNK_SIZE = 1_000;
 

@@ -4,20 +4,21 @@
  * a paraphrase that shares no telling word with the film's text. Keyword search alone does not
  * surface the film; hybrid search ranks it first.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import type { Document } from '../../src/engine/types.js';
+import { movies } from '../data.js';
 
 const TARGETS = ['Groundhog Day', "Schindler's List"];
 /** Films of 1993 with an extract: the first 60, plus the targets wherever they are. */
 let cached: Document[] | undefined;
 function films(): Document[] {
   if (cached) return cached;
-  const all = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Document[];
-  const of1993 = all.filter((m) => m.extract && m.year === 1993);
+  // The fixture keeps every film of 1993 with an extract: the same films as in the full data set.
+  const of1993 = movies().filter((m) => m.extract && m.year === 1993);
   const picked = of1993.slice(0, 60);
   for (const m of of1993) if (TARGETS.includes(m.title as string) && !picked.includes(m)) picked.push(m);
   cached = picked.map(({ id, title, year, genres, extract }) => ({ id, title, year, genres, extract }));

@@ -119,7 +119,9 @@ describe('huggingFace source: the model runs on a thread of its own', () => {
   it('restarts the worker after it stops', async () => {
     const t = shared;
     const embedder = new HuggingFaceEmbedder(undefined, t);
-    const under = embedder.embed(['first'], 'search').catch((e: unknown) => e);
+    // a full batch of long texts: hundreds of milliseconds of model work, still under way below
+    const long = Array.from({ length: 32 }, (_, i) => `text ${i}: ` + 'a long sentence about films, their plots and their casts. '.repeat(40));
+    const under = embedder.embed(long, 'search').catch((e: unknown) => e);
     await new Promise((resolve) => setTimeout(resolve, 20)); // the call has reached the worker
     expect(t.running).toBe(true);
     await t.terminate();

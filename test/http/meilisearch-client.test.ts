@@ -1,12 +1,13 @@
 /**
  * The held-in flow of issue #2 with the official `meilisearch` npm client, unchanged, against our
- * server: create indexes, add 10k movies (half as a JSON array, half as NDJSON), wait for the
- * tasks, get, browse and delete documents, filter tasks, swap indexes.
+ * server: create indexes, add 7,000 movies (half as a JSON array, half as NDJSON), wait for the
+ * tasks, get, browse and delete documents, filter tasks, swap indexes. (The issue's flow had 10k
+ * films; the committed fixture holds 7,943, and the flow does not depend on the count.)
  */
-import { readFileSync } from 'node:fs';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startHarness, type Harness } from './harness.js';
+import { movies } from '../data.js';
 
 interface Movie {
   id: number;
@@ -17,9 +18,9 @@ interface Movie {
   href: string | null;
 }
 
-const ALL: Movie[] = (JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Movie[]).slice(0, 10_000);
-const MOVIES = ALL.slice(0, 5_000);
-const MORE = ALL.slice(5_000);
+const ALL: Movie[] = movies().slice(0, 7_000) as Movie[];
+const MOVIES = ALL.slice(0, 3_500);
+const MORE = ALL.slice(3_500);
 
 let h: Harness;
 let client: Meilisearch;
@@ -40,7 +41,7 @@ test('the official client drives the whole document and task flow', async () => 
   expect(created.status).toBe('succeeded');
   await client.createIndex('movies_ndjson').waitTask();
 
-  // 5k documents as a JSON array into one index, the next 5k as NDJSON into the other.
+  // 3,500 documents as a JSON array into one index, the next 3,500 as NDJSON into the other.
   const jsonIndex = client.index<Movie>('movies_json');
   const ndjsonIndex = client.index<Movie>('movies_ndjson');
   const ndjson = MORE.map((m) => JSON.stringify(m)).join('\n');
@@ -48,17 +49,17 @@ test('the official client drives the whole document and task flow', async () => 
     jsonIndex.addDocuments(MOVIES).waitTask({ timeout: 280_000 }),
     ndjsonIndex.addDocumentsFromString(ndjson, 'application/x-ndjson', { primaryKey: 'id' }).waitTask({ timeout: 280_000 }),
   ]);
-  expect(jsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 5_000, indexedDocuments: 5_000 } });
-  expect(ndjsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 5_000, indexedDocuments: 5_000 } });
-  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(5_000);
-  expect((await ndjsonIndex.getStats()).numberOfDocuments).toBe(5_000);
+  expect(jsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 3_500, indexedDocuments: 3_500 } });
+  expect(ndjsonTask).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 3_500, indexedDocuments: 3_500 } });
+  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(3_500);
+  expect((await ndjsonIndex.getStats()).numberOfDocuments).toBe(3_500);
   expect((await ndjsonIndex.fetchPrimaryKey())).toBe('id');
 
   // get and browse
   expect(await jsonIndex.getDocument(MOVIES[42]!.id)).toEqual(MOVIES[42]);
-  expect(await ndjsonIndex.getDocument(MORE[4_999]!.id, { fields: ['title'] })).toEqual({ title: MORE[4_999]!.title });
+  expect(await ndjsonIndex.getDocument(MORE[3_499]!.id, { fields: ['title'] })).toEqual({ title: MORE[3_499]!.title });
   const page = await jsonIndex.getDocuments({ offset: 500, limit: 3, fields: ['id', 'year'] });
-  expect(page).toMatchObject({ offset: 500, limit: 3, total: 5_000 });
+  expect(page).toMatchObject({ offset: 500, limit: 3, total: 3_500 });
   expect(page.results).toEqual(MOVIES.slice(500, 503).map(({ id, year }) => ({ id, year })));
 
   // search, through the client's POST and GET search routes
@@ -71,7 +72,7 @@ test('the official client drives the whole document and task flow', async () => 
   await jsonIndex.deleteDocument(MOVIES[0]!.id).waitTask();
   const batch = await jsonIndex.deleteDocuments(MOVIES.slice(1, 11).map((m) => m.id)).waitTask();
   expect(batch.details).toMatchObject({ deletedDocuments: 10 });
-  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(4_989);
+  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(3_489);
   await expect(jsonIndex.getDocument(MOVIES[0]!.id)).rejects.toSatisfy(
     (e: unknown) => e instanceof MeilisearchApiError && e.cause?.code === 'document_not_found',
   );
@@ -92,8 +93,8 @@ test('the official client drives the whole document and task flow', async () => 
   // swap: each index now holds the other's documents
   const swap = await client.swapIndexes([{ indexes: ['movies_json', 'movies_ndjson'] }]).waitTask();
   expect(swap.status).toBe('succeeded');
-  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(5_000);
-  expect((await ndjsonIndex.getStats()).numberOfDocuments).toBe(4_989);
+  expect((await jsonIndex.getStats()).numberOfDocuments).toBe(3_500);
+  expect((await ndjsonIndex.getStats()).numberOfDocuments).toBe(3_489);
   expect(await jsonIndex.getDocument(MORE[0]!.id)).toEqual(MORE[0]);
 
   // cancel and delete tasks by filter are tasks too

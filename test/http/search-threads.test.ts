@@ -3,11 +3,11 @@
  * serving thread gives, the same errors, and each new commit of the write thread seen at once
  * (documents, settings, a deleted index).
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectErrorShape, startHarness, type Harness } from './harness.js';
+import { movies } from '../data.js';
 
-const MOVIES = (JSON.parse(readFileSync('fixtures/movies-3k.json', 'utf8')) as Array<Record<string, unknown>>).slice(0, 1500);
+const MOVIES: Array<Record<string, unknown>> = movies().slice(0, 1500);
 
 describe('search threads', () => {
   let threaded: Harness;

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { search } from '../../src/engine/search/index.js';
-import { loadJson, openTestIndex, type TestIndex } from './helpers.js';
+import { openTestIndex, type TestIndex } from './helpers.js';
+import { worldCities } from '../data.js';
 
 let t: TestIndex;
 beforeAll(() => {
   t = openTestIndex({ searchableAttributes: ['name', 'alternatenames', 'country'] }, 'geonameid');
-  t.add(loadJson('../shared/data/meili-datasets/world-cities.json'));
+  t.add(worldCities());
 }, 60_000);
 afterAll(() => t.close());
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { loadJson } from './helpers.js';
+import { movies as moviesData } from '../data.js';
 
 let engine: Engine;
 let dir: string;
@@ -11,7 +11,7 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kw-engine-'));
   engine = await Engine.open({ dbPath: join(dir, 'data.ms'), logLevel: 'off' } as never);
-  const movies = loadJson('../shared/data/movies.json').slice(-2000);
+  const movies = moviesData().slice(-2000);
   const task = await engine.addDocuments('movies', movies, { primaryKey: 'id', method: 'replace' });
   expect((await engine.waitForTask(task.taskUid, { timeoutMs: 120_000 })).status).toBe('succeeded');
 }, 180_000);

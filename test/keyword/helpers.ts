@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Index } from '../../src/engine/index/index.js';
@@ -6,10 +6,6 @@ import { ChangeSet, prepareExtensions } from '../../src/engine/index/pipeline.js
 import { keywordExtension } from '../../src/engine/search/keyword/extension.js';
 import { defaultSettings, type Settings } from '../../src/engine/settings/types.js';
 import type { Document } from '../../src/engine/types.js';
-
-export function loadJson<T = Document[]>(path: string): T {
-  return JSON.parse(readFileSync(path, 'utf8')) as T;
-}
 
 export interface TestIndex {
   index: Index;

@@ -8,7 +8,8 @@ import { keywordReader } from '../../src/engine/search/keyword/reader.js';
 import { parseQuery } from '../../src/engine/search/query/parse.js';
 import { resolveTerms } from '../../src/engine/search/query/resolve.js';
 import { MatchAnalyzer, pairCost } from '../../src/engine/search/ranking/matches.js';
-import { loadJson, openTestIndex, type TestIndex } from './helpers.js';
+import { openTestIndex, type TestIndex } from './helpers.js';
+import { movies as moviesData } from '../data.js';
 import type { Document } from '../../src/engine/types.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -27,7 +28,7 @@ const codeOf = (fn: () => unknown) => {
 
 beforeAll(() => {
   // The most recent films: real titles, casts and extracts, small enough for a quick test.
-  movies = loadJson('../shared/data/movies.json').slice(-4000);
+  movies = moviesData().slice(-4000);
   t = openTestIndex({ searchableAttributes: ['title', 'cast', 'genres', 'extract'] });
   t.add(movies);
 }, 120_000);

@@ -1,5 +1,4 @@
 import { mkdtemp, readFile, rm, truncate, stat, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { list as tarList } from 'tar';
@@ -8,8 +7,9 @@ import { writeDump } from '../../src/engine/ops/dump/writer.js';
 import { DumpReader } from '../../src/engine/ops/dump/reader.js';
 import { dumpFileStem, fromDumpDetails, kindToType, toDumpDetails, typeToKind, type DumpSource, type DumpTask } from '../../src/engine/ops/dump/layout.js';
 import type { Batch, Document } from '../../src/engine/types.js';
+import { books as booksData } from '../data.js';
 
-const books: Document[] = JSON.parse(readFileSync('../shared/data/meili-datasets/books.json', 'utf8'));
+const books: Document[] = booksData();
 
 let dir: string;
 beforeAll(async () => {

@@ -13,8 +13,9 @@ import { Engine } from '../../src/engine/engine.js';
 import { ENTRIES_DB } from '../../src/engine/search/keyword/layout.js';
 import { decodeEntry } from '../../src/engine/search/keyword/entry.js';
 import { readdirSync } from 'node:fs';
+import { movies as moviesData } from '../data.js';
 
-const movies: Array<Record<string, unknown>> = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')).slice(0, 3000);
+const movies: Array<Record<string, unknown>> = moviesData().slice(0, 3000);
 
 let db: string;
 beforeEach(async () => {

@@ -1,11 +1,11 @@
 /**
- * The fixture collections, generated deterministically from the shared real data sets
- * (`../shared/data/...`): same input, same points, every run.
+ * The fixture collections, generated deterministically from the committed real data sets (see
+ * test/data.ts): same input, same points, every run. `gloveCollection` alone reads the full GloVe
+ * set beside the repository, for the migrate benchmark.
  */
 import { readFileSync } from 'node:fs';
 import { arraySource, type CollectionSpec, type PointSource, type StoredPoint } from './collection.js';
-
-export const DATA = '../shared/data';
+import { benchmarkGlove, gloveBase, movies as moviesData, worldCities } from '../data.js';
 
 /** mulberry32: small, fast, deterministic. */
 export function prng(seed: number): () => number {
@@ -34,21 +34,9 @@ export function randomVector(rand: () => number, size: number, normalise: boolea
   return v.map((x) => Math.fround(x / norm));
 }
 
-interface City {
-  geonameid: string;
-  name: string;
-  asciiname: string;
-  alternatenames: string;
-  _geo: { lat: number; lng: number };
-  'country code': string;
-  population: number;
-  timezone: string;
-  country: string;
-}
-
 /** Single unnamed Cosine vector, a geo field, nested payload; integer and UUID ids mixed. */
 export function citiesCollection(n = 500): CollectionSpec {
-  const cities = (JSON.parse(readFileSync(`${DATA}/meili-datasets/world-cities.json`, 'utf8')) as City[]).slice(0, n);
+  const cities = worldCities().slice(0, n);
   const rand = prng(7);
   const points: StoredPoint[] = cities.map((c, i) => ({
     id: i % 2 === 0 ? BigInt(c.geonameid) : uuidFrom(rand),
@@ -80,30 +68,21 @@ export function citiesCollection(n = 500): CollectionSpec {
   };
 }
 
-interface Movie {
-  id: number;
-  title: string;
-  year: number;
-  cast: string[];
-  genres: string[];
-  extract?: string;
-}
-
-/** Reads rows of the GloVe base file (100-d float32, L2-normalised). */
+/** Reads rows of the full GloVe base file beside the repository (100-d float32, L2-normalised): benchmarks only. */
 export function gloveReader(): { dim: number; count: number; row(i: number): number[] } {
-  const buf = readFileSync(`${DATA}/glove-100/base.f32`);
+  const buf = readFileSync(benchmarkGlove.base);
   const f = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
   return { dim: 100, count: f.length / 100, row: (i) => Array.from(f.subarray(i * 100, i * 100 + 100)) };
 }
 
 /** Named vectors of different sizes and distances; every fifth movie lacks `poster`. */
 export function moviesCollection(n = 400): CollectionSpec {
-  const movies = (JSON.parse(readFileSync(`${DATA}/movies.json`, 'utf8')) as Movie[]).filter((m) => m.extract).slice(0, n);
-  const glove = gloveReader();
+  const movies = moviesData().filter((m) => m.extract).slice(0, n);
+  const glove = gloveBase(1000 + n);
   const rand = prng(11);
   const points: StoredPoint[] = movies.map((m, i) => {
     const vector: Record<string, number[]> = {
-      plot: glove.row(1000 + i),
+      plot: Array.from(glove[1000 + i]!),
       rating: randomVector(rand, 3, false),
     };
     if (i % 5 !== 0) vector.poster = randomVector(rand, 4, false);
@@ -219,10 +198,10 @@ export function edgeCollection(n = 30): CollectionSpec {
   };
 }
 
-/** 200k-scale benchmark collection: GloVe rows as vectors, payload generated per read. */
+/** 200k-scale benchmark collection: GloVe rows as vectors, payload generated per read (full set beside the repository). */
 export function gloveCollection(count: number): CollectionSpec {
   const glove = gloveReader();
-  const words = readFileSync(`${DATA}/glove-100/words.txt`, 'utf8').split('\n');
+  const words = readFileSync(benchmarkGlove.words, 'utf8').split('\n');
   const n = Math.min(count, glove.count);
   const source: PointSource = {
     count: n,

@@ -1,6 +1,6 @@
 /**
  * A Qdrant-compatible HTTP server for tests, built from the official OpenAPI definition
- * (`../shared/qdrant/openapi-v1.19.0.json`). It implements the read side a migration uses:
+ * (v1.19.0, committed under fixtures/data/qdrant). It implements the read side a migration uses:
  * service info, collection list/info/exists, aliases, scroll and count. Every request body and
  * query parameter is validated against the operation's schema (strictly: unknown fields are
  * errors), errors use Qdrant's shapes, and faults can be injected per route.
@@ -18,8 +18,9 @@ import {
   type VectorParams,
 } from './collection.js';
 import { loadOpenApi, Validator, type OpenApi, type Operation, type Schema } from './schema.js';
+import { qdrantOpenApiPath } from '../data.js';
 
-export const OPENAPI_PATH = '../shared/qdrant/openapi-v1.19.0.json';
+export const OPENAPI_PATH = qdrantOpenApiPath;
 
 export type RouteName = 'root' | 'list' | 'info' | 'exists' | 'aliases' | 'allAliases' | 'scroll' | 'count' | 'retrieve';
 

@@ -1,5 +1,5 @@
 /** Test helpers: an IndexStore in a temp dir fed through the facet and geo extensions. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DocumentChange } from '../../src/engine/index/extension.js';
@@ -8,19 +8,15 @@ import { defaultSettings, type Settings } from '../../src/engine/settings/types.
 import type { Document } from '../../src/engine/types.js';
 import { facetExtension } from '../../src/engine/search/facets/extension.js';
 import { geoExtension } from '../../src/engine/search/geo/extension.js';
+import { movies as moviesData, worldCities as worldCitiesData } from '../data.js';
 
-export const DATA = '../shared/data';
-
-let moviesCache: Document[] | null = null;
+/** The data sets, from the committed fixtures (see test/data.ts). */
 export function movies(): Document[] {
-  moviesCache ??= JSON.parse(readFileSync(join(DATA, 'movies.json'), 'utf8')) as Document[];
-  return moviesCache;
+  return moviesData();
 }
 
-let citiesCache: Document[] | null = null;
 export function worldCities(): Document[] {
-  citiesCache ??= JSON.parse(readFileSync(join(DATA, 'meili-datasets/world-cities.json'), 'utf8')) as Document[];
-  return citiesCache;
+  return worldCitiesData();
 }
 
 export class TestIndex {

@@ -1,40 +1,20 @@
 /**
- * A GloVe-100 subset for vector store tests, read from the shared data set (never copied into
- * the repository), with ground truth computed by brute force.
+ * GloVe-100 vectors for vector store tests, from the committed subset (see test/data.ts: 6,000
+ * base rows spread over the whole vocabulary, 150 queries), with ground truth computed by brute
+ * force over the vectors a test loads.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { GLOVE_DIM, gloveBase, gloveQueries } from '../data.js';
 
-const DIR = join(process.cwd(), '../shared/data/glove-100');
-export const DIM = 100;
+export const DIM = GLOVE_DIM;
 
-let cache: { base: Float32Array; queries: Float32Array } | null = null;
-
-function load(): { base: Float32Array; queries: Float32Array } {
-  if (!cache) {
-    const base = readFileSync(join(DIR, 'base.f32'));
-    const queries = readFileSync(join(DIR, 'queries.f32'));
-    cache = {
-      base: new Float32Array(base.buffer, base.byteOffset, base.byteLength / 4),
-      queries: new Float32Array(queries.buffer, queries.byteOffset, queries.byteLength / 4),
-    };
-  }
-  return cache;
+/** The first `n` base vectors of the subset (every 33rd row of the full set), as copies. */
+export function baseSubset(n: number): Float32Array[] {
+  return gloveBase(n);
 }
 
-/** `n` base vectors spread over the whole vocabulary (every `step`-th row), as copies. */
-export function baseSubset(n: number, step = 13): Float32Array[] {
-  const { base } = load();
-  const out: Float32Array[] = [];
-  for (let i = 0; i < n; i++) out.push(base.slice(i * step * DIM, (i * step + 1) * DIM));
-  return out;
-}
-
+/** The first `n` query vectors, as copies. */
 export function queries(n: number): Float32Array[] {
-  const { queries: q } = load();
-  const out: Float32Array[] = [];
-  for (let i = 0; i < n; i++) out.push(q.slice(i * DIM, (i + 1) * DIM));
-  return out;
+  return gloveQueries(n);
 }
 
 /** Ids (indexes into `vectors`) of the `k` nearest by `distance`, restricted to `allowed`. */

@@ -4,13 +4,13 @@
  * `GET /tasks/:uid` shows them, one call per batch per webhook, and a dead receiver neither fails
  * nor delays tasks, while later batches still arrive once it is back.
  */
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSecured, type SecuredHarness } from '../auth/harness.js';
 import { Receiver } from './receiver.js';
+import { movies as moviesData } from '../data.js';
 
 const MASTER = 'webhook-master-key-0123456789';
-const movies = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Array<Record<string, unknown>>;
+const movies: Array<Record<string, unknown>> = moviesData();
 
 describe('task webhooks', () => {
   let cli: Receiver;

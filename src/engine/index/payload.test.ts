@@ -1,14 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync, truncateSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readUpdateFile, UPDATE_FILE_EXTENSION, writeUpdateFile } from './payload.js';
 import type { Document } from '../types.js';
+import { movies as filmsFixture } from '../../../test/data.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'update-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const movies = (JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as Document[]).slice(0, 2500);
+const movies: Document[] = filmsFixture().slice(0, 2500);
 const docs: Document[] = movies.map((m, i) => ({
   ...m,
   // Values JSON carries: vectors of doubles, big and negative numbers, nested objects, nulls.

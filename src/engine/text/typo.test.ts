@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WordDictionary, allowedTypos, type TypoRules } from './typo.js';
+import { movies as filmsFixture } from '../../../test/data.js';
 
 const dict = new WordDictionary(
   ['abc', 'bat', 'batman', 'batmobile', 'batsman', 'catman', 'hatman', 'superman', 'supermen', 'tabman', 'btaman', 'atman', 'bbatman'].sort(),
@@ -32,8 +33,7 @@ describe('WordDictionary.fuzzy', () => {
     expect(asMap(dict.fuzzy('bat', 0, true))).toEqual({ bat: 0, batman: 0, batmobile: 0, batsman: 0 });
   });
   it('agrees with a brute-force distance on a real vocabulary', async () => {
-    const { readFileSync } = await import('node:fs');
-    const movies = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as { title: string }[];
+    const movies = filmsFixture();
     const vocab = [...new Set(movies.slice(0, 5000).flatMap((m) => m.title.toLowerCase().split(/[^a-z0-9]+/)).filter(Boolean))].sort();
     const d = new WordDictionary(vocab);
     for (const q of ['godfahter', 'sprmn', 'matrix', 'lvoe', 'nigth']) {
@@ -47,8 +47,7 @@ describe('WordDictionary.fuzzy', () => {
     }
   });
   it('agrees with brute force on random typos, for both budgets, as a word and as a prefix', async () => {
-    const { readFileSync } = await import('node:fs');
-    const movies = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8')) as { title: string }[];
+    const movies = filmsFixture();
     const vocab = [...new Set(movies.slice(0, 1500).flatMap((m) => m.title.toLowerCase().split(/[^a-z0-9]+/)).filter(Boolean))].sort();
     const d = new WordDictionary(vocab);
     let seed = 7;

@@ -2,25 +2,17 @@
  * A populated database for the ops tests: two indexes of real data (films with 8-d vectors drawn
  * from GloVe, books), settings, API keys, a webhook, finished and failed tasks.
  */
-import { readFileSync, openSync, readSync, closeSync } from 'node:fs';
 import { AuthEnv } from '../../../src/engine/auth/auth-env.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import type { Document } from '../../../src/engine/types.js';
+import { books as booksData, gloveBase, movies as moviesData } from '../../data.js';
 
-export const movies: Document[] = JSON.parse(readFileSync('../shared/data/movies.json', 'utf8'));
-export const books: Document[] = JSON.parse(readFileSync('../shared/data/meili-datasets/books.json', 'utf8'));
+export const movies: Document[] = moviesData();
+export const books: Document[] = booksData();
 
-/** The first `count` GloVe vectors, `dims` components each (the file is 100-d float32 rows). */
+/** The first `count` vectors of the GloVe subset, `dims` components each (the rows are 100-d). */
 export function gloveVectors(count: number, dims = 100): number[][] {
-  const fd = openSync('../shared/data/glove-100/base.f32', 'r');
-  try {
-    const buffer = Buffer.alloc(count * 400);
-    readSync(fd, buffer, 0, buffer.length, 0);
-    const all = new Float32Array(buffer.buffer, buffer.byteOffset, count * 100);
-    return Array.from({ length: count }, (_, i) => Array.from(all.subarray(i * 100, i * 100 + dims)));
-  } finally {
-    closeSync(fd);
-  }
+  return gloveBase(count).map((v) => Array.from(v.subarray(0, dims)));
 }
 
 export const KEY = {
