@@ -40,7 +40,7 @@ export default class Serve extends Command {
     const dbPath = options['db-path'] as string;
     const logLevel = (options['log-level'] as string).toLowerCase() as LogLevel;
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
-    const searchThreads = (options['search-threads'] as number | undefined) ?? (availableParallelism() > 1 ? 1 : 0);
+    const searchThreads = (options['search-threads'] as number | undefined) ?? (availableParallelism() > 1 ? 2 : 0);
 
     // imports (--import-dump/--import-snapshot), version check and dumpless upgrade, then the engine with the ops processors
     let started;

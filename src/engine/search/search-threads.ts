@@ -2,8 +2,9 @@
  * Search threads: a pool of worker threads that answer searches, so that a server uses more than
  * one core for them. The thread that serves HTTP parses requests and writes responses; a search
  * (keyword ranking, hybrid merge, formatting of the hits) and the serialization of its answer
- * run in one of these threads, each with a read-only engine over the same database. Two serving
- * processes answered 1.65-1.76x the searches of one on the 2-core machine (bench/README.md).
+ * run in one of these threads, each with a read-only engine over the same database. On the
+ * 2-core machine, `star wars` at 32 connections: two search threads answer 1.33-1.46x the
+ * searches per second of none, one thread 1.12-1.19x (bench/README.md).
  *
  * A search thread reads LMDB's last commit like the serving thread; when the write thread
  * commits a batch, the engine tells every search thread (`noteCommit`) so that their caches
