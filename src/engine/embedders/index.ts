@@ -6,6 +6,7 @@
 import type { EmbedderSettings } from '../settings/types.js';
 import { CompositeEmbedder } from './composite.js';
 import { HuggingFaceEmbedder } from './huggingFace.js';
+import type { Pooling } from './model-location.js';
 import { OllamaEmbedder } from './ollama.js';
 import { OpenAiEmbedder } from './openAi.js';
 import { RestEmbedder } from './rest.js';
@@ -30,6 +31,8 @@ export function embedderFor(settings: EmbedderSettings): Embedder {
   return embedder;
 }
 
+const pooling = (v: unknown): Pooling | undefined => (v === 'useModel' || v === 'forceMean' || v === 'forceCls' ? v : undefined);
+
 function build(s: Record<string, unknown>): Embedder {
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
@@ -50,7 +53,7 @@ function build(s: Record<string, unknown>): Embedder {
         dimensions: num(s.dimensions),
       });
     case 'huggingFace':
-      return new HuggingFaceEmbedder(str(s.model));
+      return new HuggingFaceEmbedder(str(s.model), undefined, { revision: str(s.revision), pooling: pooling(s.pooling) });
     case 'composite':
       return new CompositeEmbedder(build(s.indexingEmbedder as Record<string, unknown>), build(s.searchEmbedder as Record<string, unknown>));
     default:

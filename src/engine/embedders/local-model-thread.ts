@@ -16,12 +16,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import type { ModelSpec } from './model-location.js';
 import { LOCAL_MODEL_ROLE, type LocalModelReply, type LocalModelRequest } from './local-model.worker.js';
 import { EmbeddingFailure } from './types.js';
 
-/** A model to run: its files' directory (resolved), and the name it is known by in messages. */
+/** A model to run: where its files are (model-location.ts), and the name it is known by in messages. */
 export interface LocalModelRef {
-  dir: string;
+  spec: ModelSpec;
   name: string;
 }
 
@@ -69,7 +70,7 @@ export class LocalModelThread {
       const id = this.nextId++;
       this.current = { id, worker, model, resolve, reject };
       worker.ref();
-      worker.postMessage({ id, dir: model.dir, texts } satisfies LocalModelRequest);
+      worker.postMessage({ id, model: model.spec, texts } satisfies LocalModelRequest);
     });
   }
 
