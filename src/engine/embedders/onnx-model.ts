@@ -10,15 +10,29 @@
  * A model whose graph already outputs `sentence_embedding` is used as it is.
  *
  * Runs on the local model thread only (local-model.worker.ts): the runtime computes on the calling
- * thread for the whole of a call.
+ * thread for the whole of a call. onnxruntime-node is an optional dependency (its install script
+ * fetches GPU libraries where it can, and an install that cannot goes on without it), so it is
+ * loaded on first use, with a clear error when it is missing.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import { ONNX_WEIGHTS, type Pooling } from './model-location.js';
+
+let runtime: Promise<typeof Ort> | undefined;
+
+function onnxRuntime(): Promise<typeof Ort> {
+  return (runtime ??= import('onnxruntime-node').catch((error: unknown) => {
+    runtime = undefined;
+    throw new Error(
+      `hub models need the optional dependency \`onnxruntime-node\`, which is not installed (${(error as Error).message}); ` +
+        'install it beside this package (`npm install onnxruntime-node`) to run them',
+    );
+  }));
+}
 
 type PoolingMode = 'mean' | 'cls' | 'max';
 
@@ -35,7 +49,8 @@ const DEFAULT_MAX_TOKENS = 512;
 export class OnnxSentenceModel {
   private constructor(
     private readonly tokenizer: Tokenizer,
-    private readonly session: ort.InferenceSession,
+    private readonly ort: typeof Ort,
+    private readonly session: Ort.InferenceSession,
     private readonly config: ModelConfig,
   ) {}
 
@@ -52,6 +67,7 @@ export class OnnxSentenceModel {
     const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig ?? {});
     const weights = ONNX_WEIGHTS.map((file) => path.join(dir, file)).find((file) => existsSync(file));
     if (!weights) throw new Error(`\`${dir}\` has no ONNX weights (\`${ONNX_WEIGHTS.join('` or `')}\`)`);
+    const ort = await onnxRuntime();
     const session = await ort.InferenceSession.create(weights, {
       // half the cores: the other half keeps answering searches while documents are embedded
       intraOpNumThreads: Math.max(1, Math.floor(os.availableParallelism() / 2)),
@@ -65,7 +81,7 @@ export class OnnxSentenceModel {
       maxTokens: maxTokens(tokenizerConfig, modelConfig),
       padId: padTokenId(tokenizer, tokenizerConfig),
     };
-    return new OnnxSentenceModel(tokenizer, session, config);
+    return new OnnxSentenceModel(tokenizer, ort, session, config);
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {
@@ -80,11 +96,12 @@ export class OnnxSentenceModel {
       }),
     );
     const dims = [texts.length, width];
-    const feeds: Record<string, ort.Tensor> = {};
+    const feeds: Record<string, Ort.Tensor> = {};
+    const { Tensor } = this.ort;
     for (const name of this.session.inputNames) {
-      if (name === 'input_ids') feeds[name] = new ort.Tensor('int64', ids, dims);
-      else if (name === 'attention_mask') feeds[name] = new ort.Tensor('int64', mask, dims);
-      else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(ids.length), dims);
+      if (name === 'input_ids') feeds[name] = new Tensor('int64', ids, dims);
+      else if (name === 'attention_mask') feeds[name] = new Tensor('int64', mask, dims);
+      else if (name === 'token_type_ids') feeds[name] = new Tensor('int64', new BigInt64Array(ids.length), dims);
       else throw new Error(`the model asks for an input \`${name}\` this runtime does not know how to fill`);
     }
     const outputs = await this.session.run(feeds);
@@ -111,7 +128,7 @@ export class OnnxSentenceModel {
     return names.find((n) => n === 'last_hidden_state' || n === 'token_embeddings') ?? names[0]!;
   }
 
-  private pool(tokens: ort.Tensor, mask: BigInt64Array, width: number): Float32Array[] {
+  private pool(tokens: Ort.Tensor, mask: BigInt64Array, width: number): Float32Array[] {
     const data = tokens.data as Float32Array;
     const [batch, , dim] = tokens.dims as [number, number, number];
     const out: Float32Array[] = [];
@@ -174,7 +191,7 @@ function padTokenId(tokenizer: Tokenizer, config: Record<string, unknown> | unde
   return (name !== undefined ? tokenizer.token_to_id(name) : undefined) ?? 0;
 }
 
-function rows(tensor: ort.Tensor): Float32Array[] {
+function rows(tensor: Ort.Tensor): Float32Array[] {
   const data = tensor.data as Float32Array;
   const [batch, dim] = tensor.dims as [number, number];
   return Array.from({ length: batch }, (_, row) => data.slice(row * dim, (row + 1) * dim));
