@@ -22,7 +22,7 @@ import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntry } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
-import { appendAscending, BUCKET_TAG, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -508,6 +508,14 @@ interface WordSlot {
   fid: number;
   /** The word id, -1 until resolved. */
   id: number;
+  /** Ids (in `BatchWriter.pairPrefixIds`) of the word's first 1..PAIR_PREFIX_MAX characters, once needed. */
+  pairPrefixes: number[] | null;
+  /**
+   * The pair entries of this word as the first of a pair: by the second's slot number, and by
+   * `-1 - prefix id` for a prefix of the second. Small integer keys: a string key per occurrence of
+   * a pair (2.3 million for the movies) cost more than the rest of extraction.
+   */
+  pairs: Map<number, number> | null;
 }
 
 /** Columns of a `SlotParts` row: the first fields by id, then the position buckets, then the prefixes. */
@@ -574,6 +582,7 @@ interface DocKeys<S extends KeySink = KeySink> {
   prefixes: S;
   parts: S;
   values: S;
+  pairs: S;
 }
 
 const partKey = (word: string, tag: number): string => `${word}\u0000${tag}`;
@@ -623,7 +632,7 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
 const MAX_VALUE_FIELD_WORDS = 64;
 
 function newKeySets(): DocKeys<KeySet> {
-  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), parts: new KeySet(), values: new KeySet() };
+  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), parts: new KeySet(), values: new KeySet(), pairs: new KeySet() };
 }
 
 /** Every key of a stored or new document (the update path; `addNew` is the same for new documents). */
@@ -644,6 +653,7 @@ function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: 
     for (let i = 0; i < words.length; i++) {
       const w = words[i]!;
       const p = positions[i]!;
+      if (positions[i + 1] === p + 1) pairKeysOf(w, words[i + 1]!, keys.pairs, prefixSearch);
       const known = firstPosition.get(w);
       if (known === undefined || p < known) firstPosition.set(w, p);
       keys.parts.put(partKey(w, fieldTag(fid)));
@@ -666,11 +676,17 @@ class BatchWriter {
   readonly prefixes = new DeltaMap();
   readonly parts = new PartsDelta();
   readonly values = new DeltaMap();
+  readonly pairs = new DeltaMap();
   readonly analyzer: Analyzer;
   readonly fields: FieldIds;
   private readonly prefixSearch: boolean;
   /** Databases known to hold nothing (all of them when the batch starts from scratch). */
   private readonly emptyDbs = new Set<Database<Buffer, string>>();
+  /** Prefixes of second words of pairs, by id (see WordSlot.pairPrefixes). */
+  private readonly pairPrefixIds = new Map<string, number>();
+  private pairPrefixList: string[] = [];
+  /** This batch starts the index's pair postings (see PAIR_POSTINGS_META). */
+  private readonly completesPairs: boolean;
   /** Stored entries (kw-entries) to write at the next flush. */
   private docWrites = new WriteList<number>();
 
@@ -682,8 +698,10 @@ class BatchWriter {
     this.analyzer = analyzerFor(settings);
     this.fields = new FieldIds(loadFieldPaths(dbs));
     this.prefixSearch = settings.prefixSearch !== 'disabled';
-    for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.values]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
+    for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.values, dbs.pairs]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
     if (fromScratch) this.nextId = 0;
+    // Pair postings are complete when every document was written with them: from an empty index on.
+    this.completesPairs = fromScratch || dbs.docs.getKeysCount({ limit: 1 }) === 0;
   }
 
   /**
@@ -808,7 +826,7 @@ class BatchWriter {
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word) };
+      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null, pairs: null };
       this.slots.set(word, slot);
     }
     return slot;
@@ -858,10 +876,13 @@ class BatchWriter {
         }
       }
       const exact = this.analyzer.isExactAttribute(paths[fid] ?? '');
+      let before: WordSlot | null = null;
       for (let i = 0; i < words.length; i++) {
         const w = words[i]!;
         const p = positions[i]!;
         const slot = this.slotOf(w);
+        if (before !== null && positions[i - 1] === p - 1 && before.word.length <= PAIR_FIRST_MAX) this.addPair(before, slot, docid);
+        before = slot;
         fieldIds[i] = slot.id;
         if (slot.doc !== docid) {
           slot.doc = docid;
@@ -906,6 +927,7 @@ class BatchWriter {
     diff(a.exact, b?.exact, docid, this.exact);
     diff(a.prefixes, b?.prefixes, docid, this.prefixes);
     diff(a.values, b?.values, docid, this.values);
+    diff(a.pairs, b?.pairs, docid, this.pairs);
     const part = (key: string): number => {
       const cut = key.lastIndexOf('\u0000');
       const slot = this.slotOf(key.slice(0, cut));
@@ -916,8 +938,41 @@ class BatchWriter {
     if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
   }
 
+  /** `second` right after `first` in a field of `docid` (see kw-pairs in layout.ts). */
+  private addPair(first: WordSlot, second: WordSlot, docid: number): void {
+    const entries = (first.pairs ??= new Map());
+    let k = entries.get(second.no);
+    if (k === undefined) {
+      k = this.pairs.entry(pairKey(first.word, second.word));
+      entries.set(second.no, k);
+    }
+    this.pairs.push(k, docid);
+    if (!this.prefixSearch) return;
+    for (const prefix of (second.pairPrefixes ??= this.pairPrefixesOf(second.word))) {
+      let kp = entries.get(-1 - prefix);
+      if (kp === undefined) {
+        kp = this.pairs.entry(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
+        entries.set(-1 - prefix, kp);
+      }
+      this.pairs.push(kp, docid);
+    }
+  }
+
+  private pairPrefixesOf(word: string): number[] {
+    const ids: number[] = [];
+    pairPrefixesOf(word, (prefix) => {
+      let id = this.pairPrefixIds.get(prefix);
+      if (id === undefined) {
+        id = this.pairPrefixList.push(prefix) - 1;
+        this.pairPrefixIds.set(prefix, id);
+      }
+      ids.push(id);
+    });
+    return ids;
+  }
+
   pending(): number {
-    return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.values.size;
+    return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.values.size + this.pairs.size;
   }
 
   /** Merges the deltas into the databases now. Inside the write transaction. */
@@ -938,6 +993,8 @@ class BatchWriter {
     // Slots point at deltas the merge is about to drop.
     this.slots.clear();
     this.slotParts.clear();
+    this.pairPrefixIds.clear();
+    this.pairPrefixList = [];
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
     const postings: FlushWrites['postings'] = {
@@ -946,6 +1003,7 @@ class BatchWriter {
       prefixes: yield* this.prefixes.merge(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes)),
       wordParts: yield* this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word, stored) => this.settleId(word, stored)),
       values: yield* this.values.merge(dbs.values, dbs.tails.values, empty(dbs.values)),
+      pairs: yield* this.pairs.merge(dbs.pairs, dbs.tails.pairs, empty(dbs.pairs)),
     };
     const flush: FlushWrites = {
       postings,
@@ -972,6 +1030,7 @@ class BatchWriter {
     for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
     if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
     if (flush.fields) dbs.meta.putSync('fields', flush.fields);
+    if (this.completesPairs && dbs.meta.get(PAIR_POSTINGS_META) !== true) dbs.meta.putSync(PAIR_POSTINGS_META, true);
   }
 
   /** The id blocks holding the words given an id since the last flush, with those words added. */
@@ -1087,6 +1146,8 @@ export const keywordExtension: IndexExtension = {
     // No stored entry refers to a word id any more: ids start over.
     dbs.idBlocks.clearSync();
     dbs.meta.removeSync('nextWordId');
+    // An empty index has every pair posting of its documents: the writes from now on keep them.
+    dbs.meta.putSync(PAIR_POSTINGS_META, true);
     bumpKeywordGeneration(store);
   },
 

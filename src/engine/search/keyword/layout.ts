@@ -11,6 +11,15 @@
  *                                                batch's writes few (see encodeWordRecord)
  *   kw-values       words of a value -> docids   every short value (array element, sentence) as a
  *                                                whole, for the exactness rule's exact matches
+ *   kw-pairs        pair -> docids               documents where a word comes right after another in a
+ *                                                field, for short first words (PAIR_FIRST_MAX): `w1 SEP w2`
+ *                                                for the two words and `w1 SEP p` for the first
+ *                                                1..PAIR_PREFIX_MAX characters p of the second (see
+ *                                                pairKeysOf): the proximity rule's cheapest bucket
+ *                                                from posting lists, where it read every document of
+ *                                                the bucket (a frequent word, then the first letters of
+ *                                                the next, as someone types); `pairPostings` in kw-meta
+ *                                                says every document of the index has them
  *   kw-entries      docid -> entry               the extracted words of each document as word ids,
  *                                                in order with positions (proximity, wordPosition,
  *                                                exactness, phrases), and the exact record of what
@@ -18,9 +27,9 @@
  *                                                (see entry.ts)
  *   kw-id-blocks    block -> string[]        words by id, ID_BLOCK ids per key (id -> word for the
  *                                                stored entries; word -> id is in kw-word-parts)
- *   kw-meta         'fields' -> string[]         field id -> field path
+ *   kw-meta         'fields' -> string[]         field id -> field path; 'pairPostings' -> true
  *   kw-*-tail       key -> docids / record       the recent additions to a long list or record of
- *                                                the five posting databases above (see tails.ts)
+ *                                                the six posting databases above (see tails.ts)
  *
  * Posting lists are roaring bitmaps in the portable serialization.
  *
@@ -42,7 +51,7 @@ export type TextEntry = Array<[fid: number, words: string[], positions: number[]
 export const ENTRIES_DB = 'kw-entries';
 
 /** The posting databases, each with its tail twin (see tails.ts). */
-export const POSTING_DBS = ['words', 'exactWords', 'prefixes', 'wordParts', 'values'] as const;
+export const POSTING_DBS = ['words', 'exactWords', 'prefixes', 'wordParts', 'values', 'pairs'] as const;
 export type PostingDb = (typeof POSTING_DBS)[number];
 
 export interface KeywordDbs {
@@ -51,6 +60,7 @@ export interface KeywordDbs {
   prefixes: Database<Buffer, string>;
   wordParts: Database<Buffer, string>;
   values: Database<Buffer, string>;
+  pairs: Database<Buffer, string>;
   /** The tail of each long posting list or word record, under the same key (see tails.ts). */
   tails: Record<PostingDb, Database<Buffer, string>>;
   docs: Database<Buffer, number>;
@@ -69,12 +79,14 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordParts: store.openDB<Buffer, string>('kw-word-parts', { encoding: 'binary' }),
       values: store.openDB<Buffer, string>('kw-values', { encoding: 'binary' }),
+      pairs: store.openDB<Buffer, string>('kw-pairs', { encoding: 'binary' }),
       tails: {
         words: store.openDB<Buffer, string>('kw-words-tail', { encoding: 'binary' }),
         exactWords: store.openDB<Buffer, string>('kw-exact-words-tail', { encoding: 'binary' }),
         prefixes: store.openDB<Buffer, string>('kw-prefixes-tail', { encoding: 'binary' }),
         wordParts: store.openDB<Buffer, string>('kw-word-parts-tail', { encoding: 'binary' }),
         values: store.openDB<Buffer, string>('kw-values-tail', { encoding: 'binary' }),
+        pairs: store.openDB<Buffer, string>('kw-pairs-tail', { encoding: 'binary' }),
       },
       docs: store.openDB<Buffer, number>(ENTRIES_DB, { keyEncoding: 'uint32', encoding: 'binary' }),
       idBlocks: store.openDB<Array<string | null>, number>('kw-id-blocks', { keyEncoding: 'uint32', encoding: 'msgpack' }),
@@ -187,6 +199,42 @@ export function prefixesOf(word: string, out: { put(key: string): unknown }): vo
     out.put(word.slice(0, end));
   }
 }
+
+/**
+ * Pair postings are kept for first words of up to this many UTF-16 units: the words frequent
+ * enough to make a proximity bucket large (articles, prepositions: "the", "of", "de") are short,
+ * and a pair per occurrence of every word took 2.6 times the indexing time of the movies (1.35
+ * million keys), where these take a fraction (see bench/README.md). A longer first word's
+ * proximity bucket is read document by document, as before.
+ */
+export const PAIR_FIRST_MAX = 3;
+
+/** Pair postings are kept for prefixes of the second word up to this many characters; longer prefixes are few words, looked up pair by pair. */
+export const PAIR_PREFIX_MAX = 3;
+
+/** `pairKey(a, b)`: `b` right after `a`; `pairPrefixKey(a, p)`: a word starting with `p` right after `a`. */
+export const pairKey = (first: string, second: string): string => `${first}\u0001${second}`;
+export const pairPrefixKey = (first: string, prefix: string): string => `${first}\u0002${prefix}`;
+
+/** The first 1..PAIR_PREFIX_MAX characters of `word` (whole code points) that get pair postings. */
+export function pairPrefixesOf(word: string, put: (prefix: string) => void): void {
+  let end = 0;
+  for (let n = 0; n < PAIR_PREFIX_MAX && end < word.length; n++) {
+    end += word.codePointAt(end)! > 0xffff ? 2 : 1;
+    put(word.slice(0, end));
+  }
+}
+
+/** The pair keys of `second` coming right after `first`. */
+export function pairKeysOf(first: string, second: string, out: { put(key: string): unknown }, prefixes: boolean): void {
+  if (first.length > PAIR_FIRST_MAX) return;
+  out.put(pairKey(first, second));
+  if (prefixes) pairPrefixesOf(second, (prefix) => out.put(pairPrefixKey(first, prefix)));
+}
+
+
+/** kw-meta key: every document of the index has its pair postings (indexes written before them do not). */
+export const PAIR_POSTINGS_META = 'pairPostings';
 
 /**
  * Bumped by every write to the keyword databases in this thread, so that search-side caches know

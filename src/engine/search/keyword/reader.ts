@@ -8,13 +8,15 @@ import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
-import { bucketTag, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, recordPart, type KeywordDbs } from './layout.js';
+import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 
 const { RoaringBitmap32 } = roaring;
 const EMPTY = new RoaringBitmap32();
 /** Decoded posting lists kept per index; the hot words of a workload fit easily. */
 const BITMAP_CACHE_SIZE = 4096;
+/** Decoded word records kept per index. */
+const RECORD_CACHE_SIZE = 2048;
 
 export class KeywordReader {
   readonly dbs: KeywordDbs;
@@ -22,6 +24,8 @@ export class KeywordReader {
   private dict: WordDictionary | null = null;
   private paths: string[] | null = null;
   private readonly bitmaps = new Map<string, Bitmap>();
+  /** Decoded word records (see `parts`), least recently read first. */
+  private readonly records = new Map<string, Map<number, Bitmap>>();
 
   constructor(readonly store: IndexStore) {
     this.dbs = keywordDbs(store);
@@ -36,6 +40,7 @@ export class KeywordReader {
     this.vocab = null;
     this.dictIds = null;
     this.bitmaps.clear();
+    this.records.clear();
   }
 
   dictionary(): WordDictionary {
@@ -100,32 +105,67 @@ export class KeywordReader {
     return this.cached('p', prefix, () => readPostings(this.dbs.prefixes, this.dbs.tails.prefixes, prefix));
   }
 
-  /** One part of a word record, with the same part of its tail when the record is long (see tails.ts). */
-  private part(word: string, tag: number): Bitmap | undefined {
-    const raw = this.dbs.wordParts.getBinaryFast(word);
-    if (!raw) return undefined;
-    const part = recordPart(raw, tag);
-    // Deserialized (copied) before the next read reuses lmdb's buffer.
-    let bitmap = part ? RoaringBitmap32.deserialize(part, true) : undefined;
-    if (hasTail(raw.length)) {
-      const tail = this.dbs.tails.wordParts.getBinaryFast(word);
-      const more = tail ? recordPart(tail, tag) : undefined;
-      if (more) {
-        const extra = RoaringBitmap32.deserialize(more, true);
-        if (bitmap) bitmap.orInPlace(extra);
-        else bitmap = extra;
-      }
+  /** Documents where `second` comes right after `first` in a field (see kw-pairs in layout.ts). */
+  pair(first: string, second: string): Bitmap {
+    const key = pairKey(first, second);
+    return this.cached('2', key, () => readPostings(this.dbs.pairs, this.dbs.tails.pairs, key));
+  }
+
+  /** Documents where a word starting with `prefix` (up to PAIR_PREFIX_MAX characters) comes right after `first`. */
+  pairWithPrefix(first: string, prefix: string): Bitmap {
+    const key = pairPrefixKey(first, prefix);
+    return this.cached('2', key, () => readPostings(this.dbs.pairs, this.dbs.tails.pairs, key));
+  }
+
+  private pairsKnown: boolean | null = null;
+  private pairsGeneration = -1;
+
+  /** Whether every document has its pair postings (an index written before they existed has none). */
+  hasPairPostings(): boolean {
+    this.refresh();
+    if (this.pairsGeneration !== this.generation || this.pairsKnown === null) {
+      this.pairsGeneration = this.generation;
+      this.pairsKnown = this.dbs.meta.get(PAIR_POSTINGS_META) === true;
     }
-    return bitmap;
+    return this.pairsKnown;
+  }
+
+  /**
+   * Every part of a word record (its tail's parts merged in), decoded once: the rules that read
+   * them want all of a word's parts (every position bucket, every field), and reading the record
+   * once per part read it 16 times for wordPosition, 4,096 reads for a 256-word prefix.
+   */
+  private parts(word: string): Map<number, Bitmap> {
+    this.refresh();
+    let parts = this.records.get(word);
+    if (parts) return parts;
+    parts = new Map();
+    const raw = this.dbs.wordParts.getBinaryFast(word);
+    if (raw) {
+      const long = hasTail(raw.length);
+      // Deserialized (copied) before the next read reuses lmdb's buffer.
+      for (const { tag, bitmap } of decodeWordRecord(raw)) parts.set(tag, RoaringBitmap32.deserialize(bitmap, true));
+      const tail = long ? this.dbs.tails.wordParts.getBinaryFast(word) : undefined;
+      if (tail)
+        for (const { tag, bitmap } of decodeWordRecord(tail)) {
+          const extra = RoaringBitmap32.deserialize(bitmap, true);
+          const known = parts.get(tag);
+          if (known) known.orInPlace(extra);
+          else parts.set(tag, extra);
+        }
+    }
+    if (this.records.size >= RECORD_CACHE_SIZE) this.records.delete(this.records.keys().next().value!);
+    this.records.set(word, parts);
+    return parts;
   }
 
   wordInField(word: string, fid: number): Bitmap {
-    return this.cached('f', `${word}\u0000${fid}`, () => this.part(word, fieldTag(fid)));
+    return this.parts(word).get(fieldTag(fid)) ?? EMPTY;
   }
 
   /** Documents whose first occurrence of `word` falls in position bucket `bucket`. */
   wordAtBucket(word: string, bucket: number): Bitmap {
-    return this.cached('b', `${word}\u0000${bucket}`, () => this.part(word, bucketTag(bucket)));
+    return this.parts(word).get(bucketTag(bucket)) ?? EMPTY;
   }
 
   private exactKnown: boolean | null = null;

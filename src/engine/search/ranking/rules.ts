@@ -10,7 +10,7 @@ import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 import { MAX_PAIR_COST, occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
-import { MAX_POSITION_BUCKET, positionBucket } from '../keyword/layout.js';
+import { MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, positionBucket } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -174,22 +174,82 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
   return out;
 }
 
+/** Pair lookups one proximity split may make before it reads the documents instead. */
+const MAX_PAIR_LOOKUPS = 4096;
+
+/**
+ * The documents where consecutive active terms `a` and `b` cost 0 to the proximity rule (a word
+ * of `b` right after a word of `a` in a field, or one word matching both), from the pair postings;
+ * null when the terms cannot be looked up that way (phrases, synonyms, a prefix on `a`, a long
+ * word for `a`, too many words).
+ */
+function adjacentDocs(ctx: RankingContext, a: number, b: number): Bitmap | null {
+  const first = ctx.terms[a]!;
+  const second = ctx.terms[b]!;
+  if (first.term.kind !== 'word' || second.term.kind !== 'word' || first.prefix !== null) return null;
+  if (first.sequences.length > 0 || second.sequences.length > 0) return null;
+  const prefix = second.prefix;
+  const short = prefix !== null && [...prefix].length <= PAIR_PREFIX_MAX;
+  let seconds: string[];
+  if (prefix === null || short) seconds = [...second.words.keys()].filter((w) => !(short && w.startsWith(prefix!)));
+  else {
+    const words = ctx.termWords(b);
+    if (!words) return null;
+    seconds = words;
+  }
+  const matchesSecond = (w: string) => second.words.has(w) || (prefix !== null && w.startsWith(prefix));
+  // A word matching both terms (a concatenation such as "them" for "the m") costs 0 wherever it
+  // is: its documents are in, whatever follows it, so it needs no pair postings.
+  const both = [...first.words.keys()].filter(matchesSecond);
+  const firsts = [...first.words.keys()].filter((w) => !matchesSecond(w));
+  if (firsts.some((w) => w.length > PAIR_FIRST_MAX)) return null;
+  if (firsts.length * (seconds.length + (short ? 1 : 0)) > MAX_PAIR_LOOKUPS) return null;
+  const parts: Bitmap[] = both.map((w) => ctx.reader.anyWord(w));
+  for (const w1 of firsts) {
+    if (short) parts.push(ctx.reader.pairWithPrefix(w1, prefix!));
+    for (const w2 of seconds) parts.push(ctx.reader.pair(w1, w2));
+  }
+  return RoaringBitmap32.orMany(parts);
+}
+
+/** Documents where every pair of consecutive active terms costs 0, or null (see adjacentDocs). */
+function adjacentAll(ctx: RankingContext, active: number[]): Bitmap | null {
+  let out: Bitmap | null = null;
+  for (let k = 0; k + 1 < active.length; k++) {
+    const docs = adjacentDocs(ctx, active[k]!, active[k + 1]!);
+    if (!docs) return null;
+    out = out ? RoaringBitmap32.and(out, docs) : docs;
+    if (out.isEmpty) break;
+  }
+  return out;
+}
+
 const proximity: RankingRule = {
   key: 'proximity',
   needsTerms: true,
-  split(docids, active, ctx) {
+  *split(docids, active, ctx) {
     const pairs = Math.max(0, active.length - 1);
     const maxRank = pairs * MAX_PAIR_COST + 1;
     const byAttribute = ctx.settings.proximityPrecision === 'byAttribute';
-    if (pairs === 0) return [{ docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } }];
+    if (pairs === 0) return yield { docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } };
+    const detail = (c: number): RuleDetail => ({ key: 'proximity', rank: maxRank - c, maxRank });
+    let rest = docids;
+    // The cheapest bucket (every pair adjacent) from the pair postings: a large bucket is usually
+    // cut within it, and only when it is not are the other documents read (all of them, for a
+    // frequent word followed by the first letters of the next, as someone types).
+    if (!byAttribute && ctx.fids === null && sizeOf(docids) >= BITMAP_PATH_MIN && ctx.reader.hasPairPostings()) {
+      const adjacent = adjacentAll(ctx, active);
+      if (adjacent) {
+        const all = toBitmap(docids);
+        const best = RoaringBitmap32.and(all, adjacent);
+        if (!best.isEmpty) yield { docids: best, active, detail: detail(0) };
+        rest = RoaringBitmap32.andNot(all, best);
+        if (rest.isEmpty) return;
+      }
+    }
     // The later rules rank a small bucket from each document's occurrences: build them now, once.
-    const keep = sizeOf(docids) < BITMAP_PATH_MIN;
-    return byCost(
-      docids,
-      active,
-      (d) => ctx.matches.proximity(d, active, byAttribute, keep),
-      (c) => ({ key: 'proximity', rank: maxRank - c, maxRank }),
-    );
+    const keep = sizeOf(rest) < BITMAP_PATH_MIN;
+    yield* byCost(rest, active, (d) => ctx.matches.proximity(d, active, byAttribute, keep), detail);
   },
 };
 
