@@ -309,7 +309,7 @@ describe('incremental indexing stays exact', () => {
       await a.close();
       await b.close();
     }
-  });
+  }, 240_000);
   it('re-extracts on settings that need it: stop words, synonyms at query time', async () => {
     const small = openTestIndex({ searchableAttributes: ['title', 'extract'] });
     try {
