@@ -4,6 +4,7 @@
  * to disk before the call returns) that the scheduler processes in the background, by default
  * in a worker thread (tasks/write-thread.ts), so that no read ever waits for a batch.
  */
+import { preciseNow } from './wire/timestamp.js';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
@@ -209,7 +210,7 @@ export class Engine {
         details,
         error: null,
         duration: null,
-        enqueuedAt: new Date().toISOString(),
+        enqueuedAt: preciseNow(),
         startedAt: null,
         finishedAt: null,
         payload,

@@ -7,6 +7,7 @@
  * next start they go back to `enqueued` and the processors recognise work already applied (see
  * `lastTaskUid` in the index store), so every acknowledged task completes exactly once.
  */
+import { PreciseDate } from '../wire/timestamp.js';
 import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
@@ -170,7 +171,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
 
   private async runBatch(planned: PlannedBatch): Promise<void> {
     const store = this.options.taskStore;
-    const startedAt = new Date();
+    const startedAt = new PreciseDate();
     const controller = new AbortController();
     let batchUid = -1;
     const processing: TaskRecord[] = [];
@@ -232,7 +233,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
 
   private finish(batchUid: number, tasks: TaskRecord[], outcomes: TaskOutcome[], startedAt: Date, reason: string): void {
     const store = this.options.taskStore;
-    const finishedAt = new Date();
+    const finishedAt = new PreciseDate();
     const duration = isoDuration(finishedAt.getTime() - startedAt.getTime());
     const byUid = new Map(outcomes.map((o) => [o.uid, o]));
     const finished: TaskRecord[] = [];

@@ -32,6 +32,7 @@ const SEARCH_PARAMS: Record<string, ParamKind> = {
   showMatchesPosition: 'bool',
   showRankingScore: 'bool',
   showRankingScoreDetails: 'bool',
+  showPerformanceDetails: 'bool',
   facets: 'list',
   highlightPreTag: 'string',
   highlightPostTag: 'string',
@@ -54,6 +55,7 @@ const SIMILAR_PARAMS: Record<string, ParamKind> = {
   filter: 'string',
   showRankingScore: 'bool',
   showRankingScoreDetails: 'bool',
+  showPerformanceDetails: 'bool',
   rankingScoreThreshold: 'float',
   embedder: 'string',
 };
