@@ -224,6 +224,23 @@ describe('tasks', () => {
   });
 });
 
+describe('batches', () => {
+  test('a finished batch has the documented fields, with a progress trace of its steps', async () => {
+    const task = await settled('POST', '/indexes/traced/documents', [{ id: 1, title: 'traced' }]);
+    const reply = await h.request('GET', `/batches/${task.batchUid}`);
+    expect(reply.status).toBe(200);
+    const batch = reply.body;
+    expect(Object.keys(batch).sort()).toEqual(['batchStrategy', 'details', 'duration', 'finishedAt', 'progress', 'startedAt', 'stats', 'uid']);
+    expect(batch.progress).toBeNull();
+    expect(batch.duration).toMatch(/^PT\d+(\.\d+)?S$/);
+    expect(typeof batch.batchStrategy).toBe('string');
+    expect(batch.stats).toMatchObject({ totalNbTasks: 1, status: { succeeded: 1 }, types: { documentAdditionOrUpdate: 1 }, indexUids: { traced: 1 } });
+    const trace = batch.stats.progressTrace as Record<string, string>;
+    expect(Object.keys(trace)).toEqual(expect.arrayContaining(['processing tasks', 'processing tasks > extracting', 'processing tasks > writing', 'writing tasks to disk']));
+    for (const value of Object.values(trace)) expect(value).toMatch(DURATION);
+  });
+});
+
 describe('keys', () => {
   let s: SecuredHarness;
   beforeAll(async () => {
