@@ -5,6 +5,7 @@
  * in a worker thread (tasks/write-thread.ts), so that no read ever waits for a batch.
  */
 import { preciseNow } from './wire/timestamp.js';
+import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
@@ -405,6 +406,11 @@ export class Engine {
   /** `POST /multi-search`: several searches at once, or one federated (merged) result list. */
   async multiSearch(body: unknown): Promise<MultiSearchResponse> {
     return multiSearch((uid) => this.indexes.get(uid), body, searchWithVectors);
+  }
+
+  /** `POST /render-template`: an embedder's document template (or an inline one) rendered on a document. */
+  renderTemplate(body: unknown): RenderTemplateResponse {
+    return renderTemplate(body, { settings: (uid) => this.getSettings(uid), document: (uid, id) => this.getDocument(uid, id) });
   }
 
   /** `POST /indexes/:uid/similar`: documents near a given document's embedding. */

@@ -230,6 +230,52 @@ describe('embedders settings', () => {
   });
 });
 
+describe('POST /render-template', () => {
+  test('the documented example: an inline template rendered on an inline document', async () => {
+    const reply = await h.request('POST', '/render-template', {
+      json: {
+        template: { kind: 'inlineDocumentTemplate', inline: 'An inline document template rendered on {{doc.id}}' },
+        input: { kind: 'inlineDocument', inline: { id: 'this document' } },
+      },
+    });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toEqual({ template: 'An inline document template rendered on {{doc.id}}', rendered: 'An inline document template rendered on this document' });
+  });
+
+  test("an embedder's template from the settings; a document of an index; without input, not rendered", async () => {
+    // an index without documents: configuring the embedder embeds nothing
+    await settled('PATCH', '/indexes/templates/settings', {
+      embedders: { words: { source: 'rest', url: 'http://127.0.0.1:9/embed', request: { input: '{{text}}' }, response: { e: '{{embedding}}' }, dimensions: 2, documentTemplate: 'A movie titled {{doc.title}} ({{doc.year}})' } },
+    });
+    const fromSettings = await h.request('POST', '/render-template', {
+      json: { template: { kind: 'documentTemplate', indexUid: 'templates', embedder: 'words' }, input: { kind: 'inlineDocument', inline: { title: 'Ariel', year: 1988 } } },
+    });
+    expect(fromSettings.status, fromSettings.text).toBe(200);
+    expect(fromSettings.body).toEqual({ template: 'A movie titled {{doc.title}} ({{doc.year}})', rendered: 'A movie titled Ariel (1988)' });
+    const fromIndex = await h.request('POST', '/render-template', {
+      json: { template: { kind: 'inlineDocumentTemplate', inline: '{{doc.title}}, {{doc.year}}' }, input: { kind: 'indexDocument', indexUid: 'movies', id: '2' } },
+    });
+    expect(fromIndex.body).toEqual({ template: '{{doc.title}}, {{doc.year}}', rendered: 'Fantastic Mr. Fox, 2009' });
+    const bare = await h.request('POST', '/render-template', { json: { template: { indexUid: 'templates', embedder: 'words' } } });
+    expect(bare.body).toEqual({ template: 'A movie titled {{doc.title}} ({{doc.year}})', rendered: null });
+  });
+
+  test('errors: unknown index or document, unknown embedder, bad template, unsupported kind', async () => {
+    const call = (json: unknown) => h.request('POST', '/render-template', { json });
+    const noIndex = await call({ template: { kind: 'documentTemplate', indexUid: 'nope', embedder: 'x' } });
+    expect([noIndex.status, noIndex.body.code]).toEqual([404, 'index_not_found']);
+    const noDoc = await call({ template: { kind: 'inlineDocumentTemplate', inline: '{{doc.id}}' }, input: { kind: 'indexDocument', indexUid: 'movies', id: '404' } });
+    expect([noDoc.status, noDoc.body.code]).toEqual([404, 'document_not_found']);
+    const noEmbedder = await call({ template: { kind: 'documentTemplate', indexUid: 'movies', embedder: 'none' } });
+    expect(noEmbedder.status).toBe(400);
+    const badTemplate = await call({ template: { kind: 'inlineDocumentTemplate', inline: '{% for %}' } });
+    expect(badTemplate.status).toBe(400);
+    const fragment = await call({ template: { kind: 'inlineFragment', inline: {} } });
+    expect(fragment.status).toBe(400);
+    for (const reply of [noEmbedder, badTemplate, fragment]) expect(Object.keys(reply.body).sort()).toEqual(['code', 'link', 'message', 'type']);
+  });
+});
+
 describe('tasks', () => {
   test('types and statuses filters are read case-insensitively, as the reference does', async () => {
     const upgrade = await h.request('GET', '/tasks?types=UpgradeDatabase');
