@@ -167,6 +167,25 @@ describe('rankingScoreThreshold', () => {
   });
 });
 
+describe('federated hybrid queries', () => {
+  test('a federated query ranks as it would alone: its semantic side and its threshold apply', async () => {
+    const reply = await h.request('POST', '/multi-search', {
+      json: {
+        federation: { facetsByIndex: { books: ['genre'] } },
+        queries: [
+          { indexUid: 'books', vector: [1, 0], hybrid: { embedder: 'manual', semanticRatio: 1 }, rankingScoreThreshold: 0.9 },
+          { indexUid: 'movies', q: 'hound' },
+        ],
+      },
+    });
+    expect(reply.status, reply.text).toBe(200);
+    const books = reply.body.hits.filter((hit: { _federation: { indexUid: string } }) => hit._federation.indexUid === 'books');
+    expect(books.map((hit: { id: string }) => hit.id)).toEqual(['b1', 'b2']);
+    expect(reply.body.semanticHitCount).toBe(2);
+    expect(reply.body.facetsByIndex.books.distribution).toEqual({ genre: { animation: 1, drama: 1 } });
+  });
+});
+
 describe('settings sub-routes', () => {
   test('string settings answer (and accept) JSON strings; null is JSON null', async () => {
     for (const [route, value] of [['proximity-precision', 'byWord'], ['prefix-search', 'indexingTime']] as const) {

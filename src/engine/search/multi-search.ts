@@ -8,8 +8,9 @@ import { SearchError } from '../errors.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, SEARCH_FIELDS, type SearchParams } from './params.js';
 import { keywordSearch, presentHit, search, type Hit, type KeywordResult, type PaginationFields, type SearchResponse } from './search.js';
-import { computeFacets, type FacetResult } from './seams.js';
-import { RoaringBitmap32 } from '../index/store.js';
+import { computeFacets, distinctFilter, type FacetResult } from './seams.js';
+import { hybridSearch, parseSemanticParams } from './hybrid.js';
+import { RoaringBitmap32, type Bitmap } from '../index/store.js';
 import type { RankedHit } from './ranking/bucket-sort.js';
 import { docFacetValues } from './facets/databases.js';
 import { PerformanceTrace, type PerformanceDetails } from './performance.js';
@@ -21,6 +22,7 @@ export interface FederatedResponse extends PaginationFields {
   hits: Hit[];
   processingTimeMs: number;
   facetsByIndex?: Record<string, IndexFacets>;
+  semanticHitCount?: number;
   performanceDetails?: PerformanceDetails;
   facetDistribution?: FacetResult['facetDistribution'];
   facetStats?: FacetResult['facetStats'];
@@ -203,11 +205,12 @@ interface Candidate {
  * Each query ranks `want` hits; with a distinct attribute the merged list can come out shorter
  * than the page needs, so the queries are asked again for more until it is full or exhausted.
  */
-function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace) {
+async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace) {
   const needed = f.skip + f.take;
   let want = needed;
   for (;;) {
     const all: Candidate[] = [];
+    const matched: Bitmap[] = [];
     let total = 0;
     let exhausted = true;
     for (const [i, spec] of specs.entries()) {
@@ -215,8 +218,15 @@ function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: Fed
       const params = inside(i, () => parseSearchParams(spec.body)) as SearchParams;
       if (f.distinct !== null) params.distinct = f.distinct;
       const queryTrace = trace.child(`queries[${i}]`);
-      const result = inside(i, () => keywordSearch(index, params, want, queryTrace)) as KeywordResult;
+      let result: RankedQuery;
+      try {
+        result = await rankQuery(index, params, want, queryTrace);
+      } catch (e) {
+        if (e instanceof SearchError) throw new SearchError(e.code, `Inside \`.queries[${i}]\`: ${e.message}`);
+        throw e;
+      }
       total += Math.min(result.totalHits, index.settings.pagination.maxTotalHits);
+      matched.push(result.candidates);
       if (result.hits.length >= want) exhausted = false;
       for (const hit of result.hits) all.push({ query: i, index, params, hit, weighted: hit.score * spec.weight, terms: result.terms });
     }
@@ -224,9 +234,49 @@ function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: Fed
       all.sort((a, b) => b.weighted - a.weighted || a.query - b.query);
       return f.distinct === null ? all : keepDistinct(all, f.distinct);
     });
-    if (merged.length >= needed || exhausted || f.distinct === null) return { merged, total };
+    if (merged.length >= needed || exhausted || f.distinct === null) return { merged, total, matched };
     want *= 2;
   }
+}
+
+interface RankedQuery {
+  hits: RankedHit[];
+  /** Every document the query matched (for facets). */
+  candidates: Bitmap;
+  totalHits: number;
+  terms: KeywordResult['terms'];
+}
+
+/**
+ * One query's ranked hits: keyword ranking, or the hybrid flow when the query has `hybrid` (or
+ * `vector`), so that a federated query ranks exactly as the same query sent alone would, its
+ * `rankingScoreThreshold` included.
+ */
+async function rankQuery(index: Index, params: SearchParams, want: number, trace: PerformanceTrace): Promise<RankedQuery> {
+  const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, index.settings);
+  if (!semantic || semantic.semanticRatio === 0) return keywordSearch(index, params, want, trace);
+  const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
+  const distinctField = params.distinct ?? index.settings.distinctAttribute;
+  let terms: KeywordResult['terms'] = [];
+  const result = await hybridSearch(
+    index,
+    {
+      q: params.q,
+      offset: 0,
+      limit: want,
+      filter,
+      rankingScoreThreshold: params.rankingScoreThreshold,
+      semantic,
+      distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+      trace,
+    },
+    ({ limit }) => {
+      const kw = keywordSearch(index, params, limit, trace);
+      terms = kw.terms;
+      return { hits: kw.hits, candidates: kw.candidates };
+    },
+  );
+  return { hits: result.hits, candidates: result.candidates, totalHits: result.candidates.size, terms };
 }
 
 function keepDistinct(candidates: Candidate[], field: string): Candidate[] {
@@ -241,24 +291,27 @@ function keepDistinct(candidates: Candidate[], field: string): Candidate[] {
   });
 }
 
-function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): FederatedResponse {
+async function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): Promise<FederatedResponse> {
   const started = performance.now();
   const f = readFederation(federation, specs);
   const trace = new PerformanceTrace(f.showPerformanceDetails, 'federating results');
-  const { merged, total } = mergedCandidates(resolveIndex, specs, f, trace);
+  const { merged, total, matched } = await mergedCandidates(resolveIndex, specs, f, trace);
+  const page = merged.slice(f.skip, f.skip + f.take);
   const hits = trace.stage('format', () =>
-    merged.slice(f.skip, f.skip + f.take).map((c) => {
+    page.map((c) => {
       const hit = presentHit(c.index, c.hit, c.params, c.terms);
       hit._federation = { indexUid: specs[c.query]!.indexUid, queriesPosition: c.query, weightedRankingScore: c.weighted };
       return hit;
     }),
   );
   const response: FederatedResponse = { hits, processingTimeMs: 0 };
+  if (specs.some((s) => s.body.hybrid !== undefined && s.body.hybrid !== null))
+    response.semanticHitCount = page.filter((c) => (c.hit as { semantic?: boolean }).semantic === true).length;
   if (f.paged) {
     const hpp = f.hitsPerPage ?? 20;
     Object.assign(response, { hitsPerPage: hpp, page: f.page ?? 1, totalPages: hpp === 0 ? 0 : Math.ceil(total / hpp), totalHits: total });
   } else Object.assign(response, { limit: f.limit, offset: f.offset, estimatedTotalHits: total });
-  if (f.facetsByIndex) trace.stage('facet distribution', () => addFacets(response, resolveIndex, specs, f));
+  if (f.facetsByIndex) trace.stage('facet distribution', () => addFacets(response, resolveIndex, specs, f, matched));
   const elapsed = performance.now() - started;
   response.processingTimeMs = Math.round(elapsed);
   if (trace.enabled) {
@@ -268,16 +321,16 @@ function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federat
   return response;
 }
 
-/** `facetsByIndex`: each index's distribution over the documents its queries matched; or, with `mergeFacets`, one merged distribution. */
-function addFacets(response: FederatedResponse, resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec): void {
+/**
+ * `facetsByIndex`: each index's distribution over the documents its queries matched (`matched`,
+ * one bitmap per query); or, with `mergeFacets`, one merged distribution.
+ */
+function addFacets(response: FederatedResponse, resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, matched: Bitmap[]): void {
   const byIndex: Record<string, FacetResult> = {};
   for (const [uid, facets] of Object.entries(f.facetsByIndex!)) {
     if (!Array.isArray(facets) || facets.some((x) => typeof x !== 'string')) throw new SearchError('invalid_multi_search_facets_by_index', `Invalid value type at \`.federation.facetsByIndex.${uid}\`: expected an array of strings`);
     const index = resolveIndex(uid);
-    const candidates = specs
-      .filter((s) => s.indexUid === uid)
-      .map((s) => keywordSearch(index, parseSearchParams(s.body), 0).candidates);
-    const union = RoaringBitmap32.orMany(candidates);
+    const union = RoaringBitmap32.orMany(matched.filter((_, i) => specs[i]!.indexUid === uid));
     byIndex[uid] = computeFacets(index, union, facets as string[], index.settings);
   }
   if (!f.mergeFacets) {
