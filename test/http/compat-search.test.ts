@@ -124,6 +124,24 @@ describe('formatting', () => {
     expect(number.body.hits[0]._formatted.year).toBe('<em>1959</em>');
   });
 
+  test("crop: the reference's documented examples keep to the sentence of the matches", async () => {
+    const text = 'Donatello is a skilled and smart turtle. Leonardo is the most skilled turtle. Raphael is the strongest turtle.';
+    await settled('POST', '/indexes/turtles/documents', [{ id: 1, text }]);
+    const crop = async (q: string, cropLength: number) => {
+      const reply = await h.request('POST', '/indexes/turtles/search', { json: { q, attributesToCrop: ['text'], cropLength } });
+      return reply.body.hits[0]._formatted.text as string;
+    };
+    const words = (cropped: string) => cropped.replace(/…/g, ' ').match(/[A-Za-z]+/g)!.join(' ');
+    const leonardo = await crop('Leonardo', 6);
+    expect(words(leonardo)).toBe('Leonardo is the most skilled turtle');
+    expect(leonardo.startsWith('…') && leonardo.endsWith('…')).toBe(true);
+    const turtle = await crop('turtle', 7);
+    expect(words(turtle)).toBe('Donatello is a skilled and smart turtle');
+    expect(turtle.startsWith('…')).toBe(false);
+    expect(turtle.endsWith('…')).toBe(true);
+    expect(words(await crop('skilled turtle', 6))).toBe('Leonardo is the most skilled turtle');
+  });
+
   test('crop: cropLength words around the best match, the marker only where text was cut', async () => {
     const reply = await h.request('POST', '/indexes/movies/search', {
       json: { q: 'puppy', attributesToCrop: ['overview'], cropLength: 5, attributesToHighlight: ['overview'], filter: 'year = 1981' },
