@@ -5,6 +5,7 @@
  * in a worker thread (tasks/write-thread.ts), so that no read ever waits for a batch.
  */
 import { preciseNow } from './wire/timestamp.js';
+import { addQueueWait, sharedClock } from './search/performance.js';
 import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
@@ -420,8 +421,11 @@ export class Engine {
 
   /** A search request's response body as UTF-8 JSON: computed in a search thread when there are some (`searchThreads`). */
   async answer(request: SearchRequest): Promise<Buffer> {
-    if (this.searchThreads) return this.searchThreads.run(request);
-    return Buffer.from(JSON.stringify(await this.read(request)));
+    if (this.searchThreads) return this.searchThreads.run({ ...request, queuedAt: request.queuedAt ?? sharedClock() });
+    const started = sharedClock();
+    const response = await this.read(request);
+    if (request.queuedAt !== undefined) addQueueWait(response, started - request.queuedAt);
+    return Buffer.from(JSON.stringify(response));
   }
 
   private read(request: SearchRequest): Promise<unknown> {

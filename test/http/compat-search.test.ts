@@ -378,3 +378,23 @@ describe('keys', () => {
     }
   });
 });
+
+describe('search threads', () => {
+  test('a search answered in a search thread reports the time it waited for one first', async () => {
+    const threaded = await startHarness({}, { searchThreads: 1 });
+    try {
+      const reply = await threaded.request('POST', '/indexes/none/search', { json: { q: 'x', showPerformanceDetails: true } });
+      expect(reply.status).toBe(404);
+      const created = await threaded.request('POST', '/indexes/notes/documents', { json: [{ id: 1, text: 'a note' }] });
+      await threaded.wait(created.body.taskUid);
+      const found = await threaded.request('POST', '/indexes/notes/search', { json: { q: 'note', showPerformanceDetails: true } });
+      expect(found.status, found.text).toBe(200);
+      const keys = Object.keys(found.body.performanceDetails);
+      expect(keys[0]).toBe('wait in queue');
+      expect(keys[keys.length - 1]).toBe('search');
+      expect(found.body.performanceDetails['wait in queue']).toMatch(DURATION);
+    } finally {
+      await threaded.stop();
+    }
+  });
+});

@@ -75,5 +75,22 @@ export class PerformanceTrace {
   }
 }
 
+/** Milliseconds since the epoch, to the microsecond, comparable between threads (each has its own `timeOrigin`). */
+export function sharedClock(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * Put the time a request waited for a search thread first in its `performanceDetails` (each
+ * result's, for a multi-search), as the reference reports its `wait in queue` stage.
+ */
+export function addQueueWait(response: unknown, ms: number): void {
+  const targets = [response, ...((response as { results?: unknown[] }).results ?? [])];
+  for (const target of targets) {
+    const holder = target as { performanceDetails?: PerformanceDetails };
+    if (holder?.performanceDetails) holder.performanceDetails = { 'wait in queue': formatDuration(ms), ...holder.performanceDetails };
+  }
+}
+
 /** A trace that records nothing, for callers that did not ask. */
 export const NO_TRACE = new PerformanceTrace(false);
