@@ -334,6 +334,10 @@ describe('tasks', () => {
     const batch = await h.request('GET', `/batches/${task.batchUid}`);
     expect(batch.body.startedAt).toMatch(/\.\d{6}Z$/);
     expect(batch.body.finishedAt).toMatch(/\.\d{6}Z$/);
+    await settled('POST', '/indexes/stamps/documents', [{ id: 1 }]);
+    const index = await h.request('GET', '/indexes/stamps');
+    expect(index.body.createdAt).toMatch(/\.\d{6}Z$/);
+    expect(index.body.updatedAt).toMatch(/\.\d{6}Z$/);
   });
 });
 
