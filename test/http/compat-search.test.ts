@@ -402,3 +402,45 @@ describe('search threads', () => {
     }
   });
 });
+
+describe('foreign keys', () => {
+  const ACTORS = [
+    { id: 1, name: 'Tom Hanks', born: 1956 },
+    { id: 2, name: 'Robin Wright', born: 1966 },
+  ];
+  const FILMS = [{ id: 10, title: 'Forrest Gump', actors: [1, 2, 99], director: 1 }];
+
+  test("hits carry the foreign index's documents instead of their ids; a missing one stays an id", async () => {
+    await settled('POST', '/indexes/actors/documents', ACTORS);
+    await settled('PATCH', '/indexes/films/settings', { foreignKeys: [{ foreignIndexUid: 'actors', fieldName: 'actors' }, { foreignIndexUid: 'actors', fieldName: 'director' }] });
+    await settled('POST', '/indexes/films/documents', FILMS);
+    const reply = await h.request('POST', '/indexes/films/search', { json: { q: 'gump' } });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.hits[0]).toMatchObject({ actors: [ACTORS[0], ACTORS[1], 99], director: ACTORS[0] });
+    const multi = await h.request('POST', '/multi-search', { json: { federation: {}, queries: [{ indexUid: 'films', q: 'forrest' }] } });
+    expect(multi.body.hits[0].actors).toEqual([ACTORS[0], ACTORS[1], 99]);
+  });
+
+  test('a key that may not read the foreign index receives the ids only', async () => {
+    const master = 'a-master-key-long-enough-16';
+    const s = await startSecured({ masterKey: master, realSearch: true });
+    try {
+      const call = (method: string, path: string, json?: unknown, key = master) => s.request(method, path, { key, json });
+      const wait = async (reply: { body: { taskUid: number } }) => s.engine.waitForTask(reply.body.taskUid);
+      await wait(await call('POST', '/indexes/actors/documents', ACTORS));
+      await wait(await call('PATCH', '/indexes/films/settings', { foreignKeys: [{ foreignIndexUid: 'actors', fieldName: 'actors' }] }));
+      await wait(await call('POST', '/indexes/films/documents', FILMS));
+      const filmsOnly = await call('POST', '/keys', { actions: ['search'], indexes: ['films'], expiresAt: null });
+      const both = await call('POST', '/keys', { actions: ['search'], indexes: ['films', 'actors'], expiresAt: null });
+      const limited = await call('POST', '/indexes/films/search', { q: 'gump' }, filmsOnly.body.key);
+      expect(limited.status, limited.text).toBe(200);
+      expect(limited.body.hits[0].actors).toEqual([1, 2, 99]);
+      const federated = await call('POST', '/multi-search', { federation: {}, queries: [{ indexUid: 'films', q: 'gump' }] }, filmsOnly.body.key);
+      expect(federated.body.hits[0].actors).toEqual([1, 2, 99]);
+      const full = await call('POST', '/indexes/films/search', { q: 'gump' }, both.body.key);
+      expect(full.body.hits[0].actors).toEqual([ACTORS[0], ACTORS[1], 99]);
+    } finally {
+      await s.stop();
+    }
+  });
+});

@@ -22,6 +22,8 @@ export type SearchRequest = (
 ) & {
   /** When the request was handed to the pool (`sharedClock`), for the `wait in queue` stage. */
   queuedAt?: number;
+  /** The foreign-key indexes whose documents the caller may receive in hits (see foreign-keys.ts); undefined: all. */
+  foreignIndexes?: string[];
 };
 
 export interface SearchThreadData {
