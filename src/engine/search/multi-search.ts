@@ -205,6 +205,9 @@ interface Candidate {
  * Each query ranks `want` hits; with a distinct attribute the merged list can come out shorter
  * than the page needs, so the queries are asked again for more until it is full or exhausted.
  */
+/** How far past the page the queries are re-ranked to fill it with distinct hits. */
+const MAX_DISTINCT_WIDENING = 16;
+
 async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace) {
   const needed = f.skip + f.take;
   let want = needed;
@@ -234,7 +237,8 @@ async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], 
       all.sort((a, b) => b.weighted - a.weighted || a.query - b.query);
       return f.distinct === null ? all : keepDistinct(all, f.distinct);
     });
-    if (merged.length >= needed || exhausted || f.distinct === null) return { merged, total, matched };
+    // Bounded: a field with few distinct values among many hits would otherwise re-rank without end.
+    if (merged.length >= needed || exhausted || f.distinct === null || want >= needed * MAX_DISTINCT_WIDENING) return { merged, total, matched };
     want *= 2;
   }
 }
