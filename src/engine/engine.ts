@@ -4,6 +4,10 @@
  * to disk before the call returns) that the scheduler processes in the background, by default
  * in a worker thread (tasks/write-thread.ts), so that no read ever waits for a batch.
  */
+import { preciseNow } from './wire/timestamp.js';
+import { addQueueWait, sharedClock } from './search/performance.js';
+import { hydrateHits, type ForeignIndexes } from './search/foreign-keys.js';
+import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
@@ -74,6 +78,12 @@ export interface EngineOptions {
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
+
+/** What a search-like read may hand back beyond the searched index. */
+export interface ReadOptions {
+  /** Foreign-key indexes whose documents may replace ids in hits; undefined: all. */
+  foreignIndexes?: ForeignIndexes;
+}
 
 export class Engine {
   readonly dbPath: string;
@@ -209,7 +219,7 @@ export class Engine {
         details,
         error: null,
         duration: null,
-        enqueuedAt: new Date().toISOString(),
+        enqueuedAt: preciseNow(),
         startedAt: null,
         finishedAt: null,
         payload,
@@ -392,8 +402,17 @@ export class Engine {
   // --- search -------------------------------------------------------------------------------
 
   /** `POST /indexes/:uid/search`: keyword, vector or hybrid search depending on the body. */
-  async search(uid: string, body: unknown): Promise<HybridSearchResponse> {
-    return searchWithVectors(this.indexes.get(uid), body);
+  async search(uid: string, body: unknown, options: ReadOptions = {}): Promise<HybridSearchResponse> {
+    const index = this.indexes.get(uid);
+    const response = await searchWithVectors(index, body);
+    this.hydrate(response.hits, index, options);
+    return response;
+  }
+
+  /** Foreign ids in hits -> the documents they name (the `foreignKeys` setting), from the indexes the caller may read. */
+  private hydrate(hits: Document[], index: Index, options: ReadOptions): void {
+    if (index.settings.foreignKeys.length === 0) return;
+    hydrateHits(hits, index.settings, (uid) => (this.indexes.exists(uid) ? this.indexes.get(uid) : undefined), options.foreignIndexes);
   }
 
   /** `POST /indexes/:uid/facet-search`: values of one facet among the documents matching `q` and `filter`. */
@@ -402,31 +421,52 @@ export class Engine {
   }
 
   /** `POST /multi-search`: several searches at once, or one federated (merged) result list. */
-  async multiSearch(body: unknown): Promise<MultiSearchResponse> {
-    return multiSearch((uid) => this.indexes.get(uid), body, searchWithVectors);
+  async multiSearch(body: unknown, options: ReadOptions = {}): Promise<MultiSearchResponse> {
+    const response = await multiSearch((uid) => this.indexes.get(uid), body, searchWithVectors);
+    if ('results' in response) for (const result of response.results) this.hydrate(result.hits, this.indexes.get(result.indexUid), options);
+    else {
+      const byIndex = new Map<string, Document[]>();
+      for (const hit of response.hits) {
+        const uid = (hit._federation as { indexUid: string }).indexUid;
+        byIndex.set(uid, [...(byIndex.get(uid) ?? []), hit]);
+      }
+      for (const [uid, hits] of byIndex) this.hydrate(hits, this.indexes.get(uid), options);
+    }
+    return response;
+  }
+
+  /** `POST /render-template`: an embedder's document template (or an inline one) rendered on a document. */
+  renderTemplate(body: unknown): RenderTemplateResponse {
+    return renderTemplate(body, { settings: (uid) => this.getSettings(uid), document: (uid, id) => this.getDocument(uid, id) });
   }
 
   /** `POST /indexes/:uid/similar`: documents near a given document's embedding. */
-  async similar(uid: string, body: unknown): Promise<SimilarResponse> {
-    return similarDocuments(this.indexes.get(uid), body);
+  async similar(uid: string, body: unknown, options: ReadOptions = {}): Promise<SimilarResponse> {
+    const index = this.indexes.get(uid);
+    const response = await similarDocuments(index, body);
+    this.hydrate(response.hits, index, options);
+    return response;
   }
 
   /** A search request's response body as UTF-8 JSON: computed in a search thread when there are some (`searchThreads`). */
   async answer(request: SearchRequest): Promise<Buffer> {
-    if (this.searchThreads) return this.searchThreads.run(request);
-    return Buffer.from(JSON.stringify(await this.read(request)));
+    if (this.searchThreads) return this.searchThreads.run({ ...request, queuedAt: request.queuedAt ?? sharedClock() });
+    const started = sharedClock();
+    const response = await this.read(request);
+    if (request.queuedAt !== undefined) addQueueWait(response, started - request.queuedAt);
+    return Buffer.from(JSON.stringify(response));
   }
 
   private read(request: SearchRequest): Promise<unknown> {
     switch (request.kind) {
       case 'search':
-        return this.search(request.uid, request.body);
+        return this.search(request.uid, request.body, request);
       case 'facetSearch':
         return this.facetSearch(request.uid, request.body);
       case 'similar':
-        return this.similar(request.uid, request.body);
+        return this.similar(request.uid, request.body, request);
       case 'multiSearch':
-        return this.multiSearch(request.body);
+        return this.multiSearch(request.body, request);
     }
   }
 

@@ -90,6 +90,8 @@ export interface Batch {
     status: Partial<Record<TaskStatus, number>>;
     types: Partial<Record<TaskType, number>>;
     indexUids: Record<string, number>;
+    /** How long each step of the batch took (`"processing tasks > writing": "1.20ms"`), once it is finished. */
+    progressTrace?: Record<string, string>;
   };
   duration: string | null;
   startedAt: string;

@@ -49,6 +49,8 @@ export interface HttpEngine {
   multiSearch?(body: unknown): unknown;
   facetSearch?(uid: string, body: unknown): unknown;
   similar?(uid: string, body: unknown): unknown;
+  /** `POST /render-template`. */
+  renderTemplate?(body: unknown): unknown;
   /** The response body of one of the four above as UTF-8 JSON (the engine may answer in search threads). */
   answer?(request: SearchRequest): Promise<Buffer>;
   getTasks(q: TaskListQuery): CursorPage<Task>;

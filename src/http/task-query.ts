@@ -4,7 +4,7 @@
  * date in an `after*` filter means after that whole day), and the reference's `invalid_task_*` codes.
  */
 import { SearchError } from '../engine/errors.js';
-import { TASK_STATUSES, TASK_TYPES } from '../engine/types.js';
+import { TASK_STATUSES } from '../engine/types.js';
 import type { TaskFilter, TaskListQuery, TaskStatus, TaskType } from '../engine/types.js';
 import { indexUidReason, isValidIndexUid } from './index-uid.js';
 import { boolParam, checkKnownParams, paramError, parseUint, uintParam } from './query-params.js';
@@ -57,19 +57,47 @@ function uintList(query: QueryParams, name: string, code: string): number[] | un
   return items?.map((item, i) => parseUint(item, itemName(name, i, items.length), code));
 }
 
+/**
+ * The task types the reference documents, in its order. Filters accept all of them; those this
+ * engine never creates (`export`, `indexCompaction`, `networkTopologyChange`) simply match nothing.
+ */
+export const DOCUMENTED_TASK_TYPES: readonly string[] = [
+  'documentAdditionOrUpdate',
+  'documentEdition',
+  'documentDeletion',
+  'settingsUpdate',
+  'indexCreation',
+  'indexDeletion',
+  'indexUpdate',
+  'indexSwap',
+  'taskCancelation',
+  'taskDeletion',
+  'dumpCreation',
+  'snapshotCreation',
+  'export',
+  'upgradeDatabase',
+  'indexCompaction',
+  'networkTopologyChange',
+];
+
+/**
+ * A comma list of enum names, matched ASCII case-insensitively as the reference does
+ * (`UpgradeDatabase` and `SUCCEEDED` are accepted) and given back in their canonical spelling.
+ */
 function enumList<T extends string>(
   query: QueryParams,
   name: string,
   code: string,
-  allowed: readonly T[],
+  allowed: readonly string[],
   what: string,
   plural: string,
 ): T[] | undefined {
   const items = starList(query, name);
   return items?.map((item) => {
-    if (!(allowed as readonly string[]).includes(item))
+    const canonical = allowed.find((a) => a.toLowerCase() === item.toLowerCase());
+    if (canonical === undefined)
       throw paramError(name, `\`${item}\` is not a valid task ${what}. Available ${plural} are ${quoteList(allowed)}.`, code);
-    return item as T;
+    return canonical as T;
   });
 }
 
@@ -105,7 +133,7 @@ function parseFilter(query: QueryParams): { filter: TaskFilter; given: boolean }
   if (batchUids) filter.batchUids = batchUids;
   const canceledBy = uintList(query, 'canceledBy', 'invalid_task_canceled_by');
   if (canceledBy) filter.canceledBy = canceledBy;
-  const types = enumList<TaskType>(query, 'types', 'invalid_task_types', TASK_TYPES, 'type', 'types');
+  const types = enumList<TaskType>(query, 'types', 'invalid_task_types', DOCUMENTED_TASK_TYPES, 'type', 'types');
   if (types) filter.types = types;
   const statuses = enumList<TaskStatus>(query, 'statuses', 'invalid_task_statuses', TASK_STATUSES, 'status', 'statuses');
   if (statuses) filter.statuses = statuses;

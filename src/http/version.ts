@@ -1,7 +1,13 @@
 /**
- * `GET /version`: the package version, and the commit the code was built from when it can be
- * known (a git checkout, or `SEARCH_COMMIT_SHA` / `SEARCH_COMMIT_DATE` set by a packager);
- * `unknown` otherwise, as the reference answers for builds without git metadata.
+ * `GET /version`: the commit the code was built from when it can be known (a git checkout, or
+ * `SEARCH_COMMIT_SHA` / `SEARCH_COMMIT_DATE` set by a packager; `unknown` otherwise, as the
+ * reference answers for builds without git metadata), and two versions:
+ *
+ * - `pkgVersion` is the Meilisearch version whose API we answer. Clients and integrations gate
+ *   features on it (`pkgVersion >= 1.x`), so reporting our own `0.y.z` there would send them
+ *   down their oldest code paths. `SEARCH_REPORTED_PKG_VERSION` overrides it for a client that
+ *   needs another value.
+ * - `searchVersion` is this package's own version, so that what runs stays visible.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -12,7 +18,11 @@ export interface VersionInfo {
   commitSha: string;
   commitDate: string;
   pkgVersion: string;
+  searchVersion: string;
 }
+
+/** The version of the Meilisearch API reference these routes follow. */
+export const COMPATIBLE_MEILISEARCH_VERSION = '1.35.0';
 
 /** The package root: two levels above this file both in `src/http` and in `dist/src/http`. */
 function packageRoot(): string {
@@ -34,9 +44,9 @@ let cached: VersionInfo | undefined;
 export function versionInfo(): VersionInfo {
   if (cached) return cached;
   const root = packageRoot();
-  let pkgVersion = 'unknown';
+  let searchVersion = 'unknown';
   try {
-    pkgVersion = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    searchVersion = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     // keep unknown
   }
@@ -60,6 +70,7 @@ export function versionInfo(): VersionInfo {
       // not a git checkout or no git binary: keep unknown
     }
   }
-  cached = { commitSha, commitDate, pkgVersion };
+  const pkgVersion = process.env.SEARCH_REPORTED_PKG_VERSION || COMPATIBLE_MEILISEARCH_VERSION;
+  cached = { commitSha, commitDate, pkgVersion, searchVersion };
   return cached;
 }

@@ -46,11 +46,12 @@ export async function startSecured(
   });
   const searches: SecuredHarness['searches'] = [];
   const recorder = (name: 'search' | 'multiSearch' | 'facetSearch' | 'similar') =>
-    function (this: unknown, uid: string | unknown, body?: unknown) {
+    function (this: unknown, uid: string | unknown, body?: unknown, ...options: unknown[]) {
       const real = (engine as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>)[name];
       if (o.realSearch && real) {
         searches.push(name === 'multiSearch' ? [name, null, uid] : [name, uid as string, body]);
-        return name === 'multiSearch' ? real.call(engine, uid) : real.call(engine, uid, body);
+        // read options (which foreign indexes the key may read) go through as the engine got them
+        return name === 'multiSearch' ? real.call(engine, uid, body) : real.call(engine, uid, body, ...options);
       }
       if (name === 'multiSearch') {
         searches.push([name, null, uid]);

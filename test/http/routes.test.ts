@@ -1,4 +1,5 @@
 /** Every built-in route through real HTTP: status codes and response shapes of the reference. */
+import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startHarness, type Harness } from './harness.js';
@@ -42,11 +43,14 @@ describe('health and version', () => {
     expect(reply.body).toEqual({ status: 'available' });
   });
 
-  test('GET /version gives the package version and the commit fields', async () => {
+  test('GET /version gives the compatible Meilisearch version, our own version and the commit fields', async () => {
     const reply = await h.request('GET', '/version');
     expect(reply.status).toBe(200);
-    expect(Object.keys(reply.body).sort()).toEqual(['commitDate', 'commitSha', 'pkgVersion']);
-    expect(reply.body.pkgVersion).toMatch(/^\d+\.\d+\.\d+/);
+    expect(Object.keys(reply.body).sort()).toEqual(['commitDate', 'commitSha', 'pkgVersion', 'searchVersion']);
+    // version-gated clients compare pkgVersion with the Meilisearch release that brought a feature
+    expect(reply.body.pkgVersion).toMatch(/^1\.\d+\.\d+$/);
+    expect(Number(reply.body.pkgVersion.split('.')[1])).toBeGreaterThanOrEqual(35);
+    expect(reply.body.searchVersion).toBe(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
     expect(reply.body.commitSha).toMatch(/^([0-9a-f]{40}|unknown)$/);
   });
 });

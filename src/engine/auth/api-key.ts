@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { SearchError } from '../errors.js';
 import { ACTIONS, isAction, type Action } from './actions.js';
 import { INVALID_PATTERN_HINT, isValidIndexPattern } from './index-pattern.js';
+import { normalizeTimestamp } from '../wire/timestamp.js';
 import { formatExpected, rejectUnknownFields, requireObject, rfc3339, typeError } from './json-shape.js';
 
 export interface ApiKeyRecord {
@@ -128,7 +129,8 @@ function parseExpiresAt(value: unknown, now: number): string | null {
       `Invalid value at \`.expiresAt\`: \`${value}\` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.`,
     );
   }
-  return rfc3339(date);
+  // Read back exactly as given (fractional digits kept), in UTC.
+  return normalizeTimestamp(value) ?? rfc3339(date);
 }
 
 function missing(field: string, code: string): SearchError {

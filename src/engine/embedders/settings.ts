@@ -23,6 +23,7 @@ import {
 import { DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES, templateError } from './template.js';
 import { EMBEDDER_SOURCES, type EmbedderSource } from './types.js';
 import { OPENAI_MODELS, DEFAULT_OPENAI_MODEL } from './openAi.js';
+import { DEFAULT_LOCAL_MODEL } from './huggingFace.js';
 
 /** A validated patch: `null` removes the embedder, fields set to `null` go back to their default. */
 export type EmbeddersPatch = Record<string, Record<string, unknown> | null>;
@@ -267,6 +268,12 @@ function withDefaults(settings: EmbedderSettings, nesting: Nesting): EmbedderSet
   const out: EmbedderSettings = { ...settings };
   const source = out.source as EmbedderSource;
   if (source === 'openAi' && out.model === undefined) out.model = DEFAULT_OPENAI_MODEL;
+  // The reference always names the local model and its pooling, and shows a REST embedder's headers.
+  if (source === 'huggingFace') {
+    if (out.model === undefined) out.model = DEFAULT_LOCAL_MODEL;
+    if (out.pooling === undefined) out.pooling = 'useModel';
+  }
+  if (source === 'rest' && out.headers === undefined) out.headers = {};
   if (rendersTemplate(source) && nesting !== 'searchEmbedder') {
     if (out.documentTemplate === undefined) out.documentTemplate = DEFAULT_DOCUMENT_TEMPLATE;
     if (out.documentTemplateMaxBytes === undefined) out.documentTemplateMaxBytes = DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES;

@@ -10,6 +10,7 @@
  * rolled back), only the upgrade and cancelations that target it are processed; every other task
  * stays enqueued. Searches are never held: they read committed data.
  */
+import { preciseNow } from '../wire/timestamp.js';
 import { join, relative, resolve } from 'node:path';
 import { RoaringBitmap32 } from '../index/store.js';
 import { AuthEnv } from '../auth/auth-env.js';
@@ -269,7 +270,7 @@ export class Ops {
     let extra = 0;
     if (record.payload.kind === 'taskCancelation') {
       const matched = store.match(deserializeTaskFilter(record.payload.filter));
-      const finishedAt = new Date().toISOString();
+      const finishedAt = preciseNow();
       store.write(() => {
         for (const uid of RoaringBitmap32.and(matched, store.match({ types: ['upgradeDatabase'], statuses: ['failed'] }))) {
           const failed = store.get(uid)!;

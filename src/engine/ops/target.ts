@@ -121,8 +121,9 @@ export class RemoteTarget implements OpsTarget {
     return poll(() => this.client.getTask(uid), options);
   }
   async version(): Promise<string | null> {
-    const v = await this.client.request<{ pkgVersion?: string }>('GET', '/version');
-    return v?.pkgVersion ?? null;
+    // Our server reports its own version beside the Meilisearch version it is compatible with.
+    const v = await this.client.request<{ pkgVersion?: string; searchVersion?: string }>('GET', '/version');
+    return v?.searchVersion ?? v?.pkgVersion ?? null;
   }
   async close(): Promise<void> {}
 }

@@ -70,38 +70,67 @@ function highlight(text: string, fm: FieldMatches, from: number, to: number, o: 
   return out + text.slice(cursor, to);
 }
 
-/** Choose the window of `length` words holding the most matches (distinct words first), then centre it. */
-function cropWindow(fm: FieldMatches, length: number): [number, number] {
+/**
+ * The `length` words to keep, as the reference crops: first the matches to show (the most
+ * distinct query words, then the closest together, then the earliest; a single word shows its
+ * first occurrence), then words added around them one at a time, on the side that does not cross
+ * a sentence end when the other does (so the crop keeps to the sentence the matches are in),
+ * evenly otherwise. Without a match, the field's first words.
+ */
+function cropWindow(text: string, fm: FieldMatches, length: number): [number, number] {
   const n = fm.tokens.length;
   if (n <= length) return [0, n];
-  let bestStart = 0;
-  let bestDistinct = -1;
-  let bestCount = -1;
-  for (let s = 0; s + length <= n; s++) {
-    const distinct = new Set<string>();
-    let count = 0;
-    for (let i = s; i < s + length; i++) if (fm.lengths[i]! > 0) {
-      count++;
-      distinct.add(fm.tokens[i]!.word);
+  const matched = bestMatches(fm, length);
+  if (!matched) return [0, length];
+  let [start, end] = matched;
+  let left = 0;
+  let right = 0;
+  while (end - start < length) {
+    const canLeft = start > 0;
+    const canRight = end < n;
+    let goLeft: boolean;
+    if (!canLeft || !canRight) goLeft = canLeft;
+    else {
+      const costLeft = separatorCost(text, fm, start - 1, start);
+      const costRight = separatorCost(text, fm, end - 1, end);
+      goLeft = costLeft !== costRight ? costLeft < costRight : left <= right;
     }
-    if (distinct.size > bestDistinct || (distinct.size === bestDistinct && count > bestCount)) {
-      bestDistinct = distinct.size;
-      bestCount = count;
-      bestStart = s;
+    if (goLeft) {
+      start--;
+      left++;
+    } else {
+      end++;
+      right++;
     }
   }
-  if (bestCount <= 0) return [0, length];
-  // Centre the matches inside the window.
-  let first = -1;
-  let last = -1;
-  for (let i = bestStart; i < bestStart + length; i++) if (fm.lengths[i]! > 0) {
-    if (first < 0) first = i;
-    last = i;
+  return [start, end];
+}
+
+/** The span [first, last + 1) of the matches to show within `length` words, or null without a match. */
+function bestMatches(fm: FieldMatches, length: number): [number, number] | null {
+  const positions: number[] = [];
+  fm.lengths.forEach((len, i) => {
+    if (len > 0) positions.push(i);
+  });
+  if (positions.length === 0) return null;
+  let best: { distinct: number; span: number; first: number; last: number } | null = null;
+  for (let a = 0; a < positions.length; a++) {
+    const words = new Set<string>();
+    for (let b = a; b < positions.length && positions[b]! - positions[a]! < length; b++) {
+      words.add(fm.tokens[positions[b]!]!.word);
+      const span = positions[b]! - positions[a]!;
+      if (!best || words.size > best.distinct || (words.size === best.distinct && span < best.span)) {
+        best = { distinct: words.size, span, first: positions[a]!, last: positions[b]! };
+      }
+    }
   }
-  const slack = length - (last - first + 1);
-  let start = Math.max(0, first - Math.floor(slack / 2));
-  if (start + length > n) start = n - length;
-  return [start, start + length];
+  return [best!.first, best!.last + 1];
+}
+
+/** 1 to cross the text between two words, 2 when it ends a sentence. */
+function separatorCost(text: string, fm: FieldMatches, before: number, after: number): number {
+  const between = text.slice(fm.tokens[before]!.end, fm.tokens[after]!.start);
+  return /[.!?;。！？\n]/.test(between) ? 2 : 1;
 }
 
 function formatString(text: string, path: string, analyzer: Analyzer, match: WordMatcher, o: FormatOptions, locales: readonly string[] | null): string {
@@ -112,7 +141,7 @@ function formatString(text: string, path: string, analyzer: Analyzer, match: Wor
   if (!crop) return highlight(text, fm, 0, text.length, o, doHighlight);
   const length = crop.length;
   if (length === 0) return '';
-  const [s, e] = cropWindow(fm, length);
+  const [s, e] = cropWindow(text, fm, length);
   if (fm.tokens.length === 0) return text;
   if (s === 0 && e === fm.tokens.length) return highlight(text, fm, 0, text.length, o, doHighlight);
   const from = s === 0 ? 0 : fm.tokens[s]!.start;
@@ -124,7 +153,7 @@ function wants(list: string[] | null, path: string): boolean {
   return !!list && list.some((p) => p === '*' || coversPath(p, path));
 }
 
-/** `_formatted` of one document: every value as text, highlighted/cropped where asked. */
+/** `_formatted` of one document: strings highlighted/cropped where asked, other values as they are unless a match was marked in them. */
 export function formatDocument(doc: Document, analyzer: Analyzer, match: WordMatcher, o: FormatOptions, locales: readonly string[] | null): Document {
   const walk = (value: unknown, path: string): unknown => {
     if (value === null || value === undefined) return value;
@@ -135,7 +164,12 @@ export function formatDocument(doc: Document, analyzer: Analyzer, match: WordMat
       return out;
     }
     if (typeof value === 'string') return formatString(value, path, analyzer, match, o, locales);
-    if (typeof value === 'number' || typeof value === 'boolean') return formatString(String(value), path, analyzer, match, o, locales);
+    if (typeof value === 'number' || typeof value === 'boolean') {
+      // A number or boolean keeps its JSON type unless highlighting or cropping changed its text.
+      const text = String(value);
+      const formatted = formatString(text, path, analyzer, match, o, locales);
+      return formatted === text ? value : formatted;
+    }
     return value;
   };
   const out: Document = {};

@@ -31,6 +31,7 @@ import type { Index } from '../index/index.js';
 import { parseSearchParams, type SearchParams } from './params.js';
 import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type SearchResponse } from './search.js';
 import { computeFacets, distinctFilter } from './seams.js';
+import { NO_TRACE, PerformanceTrace } from './performance.js';
 
 export interface RankedHit {
   docid: number;
@@ -218,6 +219,8 @@ export interface HybridQuery {
   semantic: SemanticParams;
   /** A fresh distinct-attribute predicate (stateful: keeps the first hit of each value). */
   distinct?: () => (docid: number) => boolean;
+  /** Where the semantic stages' times go (`showPerformanceDetails`). */
+  trace?: PerformanceTrace;
 }
 
 export interface HybridResult extends Ranking {
@@ -240,7 +243,13 @@ export async function hybridSearch(
   extension: VectorsExtension = vectorsExtension,
 ): Promise<HybridResult> {
   const { semanticRatio: ratio } = query.semantic;
+  const trace = query.trace ?? NO_TRACE;
   const window = query.offset + query.limit;
+  const embed = () => trace.stageAsync('embed query', () => embedQuery(index.settings, query.semantic.embedder, query.q ?? ''));
+  const rankSemantic = (vector: Float32Array) =>
+    trace.stageAsync('semantic ranking', () =>
+      semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension),
+    );
   const page = (hits: RankedHit[]) => hits.slice(query.offset, window);
 
   if (ratio === 0) {
@@ -256,8 +265,8 @@ export async function hybridSearch(
       const kw = await keyword({ offset: 0, limit: window });
       return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
     }
-    const vector = query.semantic.vector ?? (await embedQuery(index.settings, query.semantic.embedder, query.q ?? ''));
-    const sem = await semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension);
+    const vector = query.semantic.vector ?? (await embed());
+    const sem = await rankSemantic(vector);
     const keep = query.distinct?.();
     const hits = page(keep ? sem.hits.filter((h) => keep(h.docid)) : sem.hits);
     return { hits, candidates: sem.candidates, semanticHitCount: hits.length, queryVector: vector };
@@ -269,14 +278,14 @@ export async function hybridSearch(
   let vector = query.semantic.vector;
   if (!vector) {
     try {
-      vector = await embedQuery(index.settings, query.semantic.embedder, query.q ?? '');
+      vector = await embed();
     } catch {
       // the provider is down or slow: keyword results are still a good answer
       return { hits: page(kw.hits), candidates: kw.candidates, semanticHitCount: 0 };
     }
   }
-  const sem = await semanticRanking(index, { embedder: query.semantic.embedder, vector, filter: query.filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold }, extension);
-  const merged = mergeRankings(kw.hits, sem.hits, ratio, query.offset, query.limit, query.distinct?.());
+  const sem = await rankSemantic(vector);
+  const merged = trace.stage('merge results', () => mergeRankings(kw.hits, sem.hits, ratio, query.offset, query.limit, query.distinct?.()));
   return {
     hits: merged.hits,
     candidates: RoaringBitmap32.or(kw.candidates, sem.candidates),
@@ -346,12 +355,13 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
   // keyword only: exactly the keyword response (its counts honour the threshold), nothing embedded
   if (semantic.semanticRatio === 0) return { ...search(index, body), semanticHitCount: 0 };
 
+  const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
-  const filter = params.filter !== null ? index.filterDocids(params.filter, 'invalid_search_filter') : undefined;
+  const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
   const distinctField = params.distinct ?? settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
   const keyword: KeywordRanker = ({ limit }) => {
-    const result = keywordSearch(index, params, limit);
+    const result = keywordSearch(index, params, limit, trace);
     terms = result.terms;
     return { hits: result.hits, candidates: result.candidates };
   };
@@ -365,16 +375,22 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
       rankingScoreThreshold: params.rankingScoreThreshold,
       semantic,
       distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+      trace,
     },
     keyword,
     extension,
   );
-  const hits = result.hits.map((h) => presentHit(index, h, params, terms));
+  const hits = trace.stage('format', () => result.hits.map((h) => presentHit(index, h, params, terms)));
   const response: HybridSearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
   setPaginationFields(response, paging, params, Math.min(result.candidates.size, settings.pagination.maxTotalHits));
-  if (params.facets) Object.assign(response, computeFacets(index, result.candidates, params.facets, settings));
+  if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));
   response.semanticHitCount = result.semanticHitCount;
-  response.processingTimeMs = Math.round(performance.now() - started);
+  const elapsed = performance.now() - started;
+  response.processingTimeMs = Math.round(elapsed);
+  if (trace.enabled) {
+    trace.add('', elapsed);
+    response.performanceDetails = trace.details();
+  }
   return response;
 }
 

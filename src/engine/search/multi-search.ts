@@ -7,9 +7,13 @@
 import { SearchError } from '../errors.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, SEARCH_FIELDS, type SearchParams } from './params.js';
-import { keywordSearch, presentHit, search, type Hit, type PaginationFields, type SearchResponse } from './search.js';
-import { computeFacets, type FacetResult } from './seams.js';
-import { RoaringBitmap32 } from '../index/store.js';
+import { keywordSearch, presentHit, search, type Hit, type KeywordResult, type PaginationFields, type SearchResponse } from './search.js';
+import { computeFacets, distinctFilter, type FacetResult } from './seams.js';
+import { hybridSearch, parseSemanticParams } from './hybrid.js';
+import { RoaringBitmap32, type Bitmap } from '../index/store.js';
+import type { RankedHit } from './ranking/bucket-sort.js';
+import { docFacetValues } from './facets/databases.js';
+import { PerformanceTrace, type PerformanceDetails } from './performance.js';
 
 export type ResolveIndex = (uid: string) => Index;
 export type SearchOne = (index: Index, body: unknown) => SearchResponse | Promise<SearchResponse>;
@@ -17,7 +21,9 @@ export type SearchOne = (index: Index, body: unknown) => SearchResponse | Promis
 export interface FederatedResponse extends PaginationFields {
   hits: Hit[];
   processingTimeMs: number;
-  facetsByIndex?: Record<string, FacetResult>;
+  facetsByIndex?: Record<string, IndexFacets>;
+  semanticHitCount?: number;
+  performanceDetails?: PerformanceDetails;
   facetDistribution?: FacetResult['facetDistribution'];
   facetStats?: FacetResult['facetStats'];
 }
@@ -106,19 +112,38 @@ export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, sea
   return federatedSearch(resolveIndex, readQueries(body, true), federation);
 }
 
-const FEDERATION_FIELDS = ['offset', 'limit', 'page', 'hitsPerPage', 'facetsByIndex', 'mergeFacets'];
+const FEDERATION_FIELDS = ['offset', 'limit', 'page', 'hitsPerPage', 'facetsByIndex', 'mergeFacets', 'distinct', 'showPerformanceDetails'];
 
-function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): FederatedResponse {
-  const started = performance.now();
+/** One index's facets in a federated answer, under the names the reference gives them there. */
+export interface IndexFacets {
+  distribution: FacetResult['facetDistribution'];
+  stats: FacetResult['facetStats'];
+}
+
+interface FederationSpec {
+  skip: number;
+  take: number;
+  paged: boolean;
+  offset: number;
+  limit: number;
+  page: number | null;
+  hitsPerPage: number | null;
+  facetsByIndex: Record<string, unknown> | null;
+  mergeFacets: Record<string, unknown> | null;
+  distinct: string | null;
+  showPerformanceDetails: boolean;
+}
+
+function readFederation(federation: Record<string, unknown>, specs: QuerySpec[]): FederationSpec {
   for (const key of Object.keys(federation)) {
     if (!FEDERATION_FIELDS.includes(key)) throw new SearchError('bad_request', `Unknown field \`${key}\` inside \`.federation\`: expected one of ${FEDERATION_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
   }
+  const code = (key: string) => `invalid_multi_search_${key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())}`;
   const nat = (key: string): number | null => {
     const v = federation[key];
     if (v === undefined || v === null) return null;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      const code = `invalid_multi_search_${key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())}`;
-      throw new SearchError(code, `Invalid value type at \`.federation.${key}\`: expected a positive integer, but found ${JSON.stringify(v)}`);
+      throw new SearchError(code(key), `Invalid value type at \`.federation.${key}\`: expected a positive integer, but found ${JSON.stringify(v)}`);
     }
     return v;
   };
@@ -127,74 +152,210 @@ function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federat
   const page = nat('page');
   const hitsPerPage = nat('hitsPerPage');
   const paged = page !== null || hitsPerPage !== null;
-  const skip = paged ? Math.max(0, ((page ?? 1) - 1) * (hitsPerPage ?? 20)) : offset;
-  const take = paged ? (page === 0 ? 0 : hitsPerPage ?? 20) : limit;
-  const facetsByIndexSpec = federation.facetsByIndex ?? null;
-  if (facetsByIndexSpec !== null && !isObject(facetsByIndexSpec)) throw new SearchError('invalid_multi_search_facets_by_index', 'Invalid value type at `.federation.facetsByIndex`: expected an object');
-  const mergeFacetsSpec = federation.mergeFacets ?? null;
-  if (mergeFacetsSpec !== null && !isObject(mergeFacetsSpec)) throw new SearchError('invalid_multi_search_merge_facets', 'Invalid value type at `.federation.mergeFacets`: expected an object');
-
-  interface Candidate {
-    query: number;
-    index: Index;
-    params: SearchParams;
-    hit: import('./ranking/bucket-sort.js').RankedHit;
-    weighted: number;
-    terms: ReturnType<typeof keywordSearch>['terms'];
+  const facetsByIndex = federation.facetsByIndex ?? null;
+  if (facetsByIndex !== null && !isObject(facetsByIndex)) throw new SearchError('invalid_multi_search_facets_by_index', 'Invalid value type at `.federation.facetsByIndex`: expected an object');
+  const mergeFacets = federation.mergeFacets ?? null;
+  if (mergeFacets !== null && !isObject(mergeFacets)) throw new SearchError('invalid_multi_search_merge_facets', 'Invalid value type at `.federation.mergeFacets`: expected an object');
+  const distinct = federation.distinct ?? null;
+  if (distinct !== null && typeof distinct !== 'string') {
+    throw new SearchError(code('distinct'), `Invalid value type at \`.federation.distinct\`: expected a string, but found ${JSON.stringify(distinct)}`);
   }
-  const all: Candidate[] = [];
-  let total = 0;
-  for (const [i, spec] of specs.entries()) {
-    const index = inside(i, () => resolveIndex(spec.indexUid)) as Index;
-    const params = inside(i, () => parseSearchParams(spec.body)) as SearchParams;
-    const result = inside(i, () => keywordSearch(index, params, skip + take)) as ReturnType<typeof keywordSearch>;
-    total += Math.min(result.totalHits, index.settings.pagination.maxTotalHits);
-    for (const hit of result.hits) all.push({ query: i, index, params, hit, weighted: hit.score * spec.weight, terms: result.terms });
-  }
-  // Highest weighted score first; ties keep query order, then each query's own order.
-  all.sort((a, b) => b.weighted - a.weighted || a.query - b.query);
-  const hits = all.slice(skip, skip + take).map((c) => {
-    const hit = presentHit(c.index, c.hit, c.params, c.terms);
-    hit._federation = { indexUid: specs[c.query]!.indexUid, queriesPosition: c.query, weightedRankingScore: c.weighted };
-    return hit;
-  });
-  const response: FederatedResponse = { hits, processingTimeMs: 0 };
-  if (paged) {
-    const hpp = hitsPerPage ?? 20;
-    Object.assign(response, { hitsPerPage: hpp, page: page ?? 1, totalPages: hpp === 0 ? 0 : Math.ceil(total / hpp), totalHits: total });
-  } else Object.assign(response, { limit, offset, estimatedTotalHits: total });
-  if (facetsByIndexSpec) {
-    const byIndex: Record<string, FacetResult> = {};
-    for (const [uid, facets] of Object.entries(facetsByIndexSpec)) {
-      if (!Array.isArray(facets) || facets.some((f) => typeof f !== 'string')) throw new SearchError('invalid_multi_search_facets_by_index', `Invalid value type at \`.federation.facetsByIndex.${uid}\`: expected an array of strings`);
-      const index = resolveIndex(uid);
-      const candidates = specs
-        .map((s, i) => ({ s, i }))
-        .filter(({ s }) => s.indexUid === uid)
-        .map(({ s }) => keywordSearch(index, parseSearchParams(s.body), 0).candidates);
-      const union = RoaringBitmap32.orMany(candidates);
-      byIndex[uid] = computeFacets(index, union, facets as string[], index.settings);
-    }
-    if (mergeFacetsSpec) {
-      const merged: FacetResult = { facetDistribution: {}, facetStats: {} };
-      for (const result of Object.values(byIndex)) {
-        for (const [field, values] of Object.entries(result.facetDistribution)) {
-          const into = (merged.facetDistribution[field] ??= {});
-          for (const [value, count] of Object.entries(values)) into[value] = (into[value] ?? 0) + count;
-        }
-        for (const [field, stats] of Object.entries(result.facetStats)) {
-          const s = merged.facetStats[field];
-          merged.facetStats[field] = s ? { min: Math.min(s.min, stats.min), max: Math.max(s.max, stats.max) } : { ...stats };
-        }
+  if (distinct !== null) {
+    // One distinct for the whole merged list: a query-level one would contradict it.
+    specs.forEach((spec, i) => {
+      if (spec.body.distinct !== undefined && spec.body.distinct !== null) {
+        throw new SearchError(
+          'invalid_multi_search_query_distinct',
+          `Inside \`.queries[${i}]\`: Using \`distinct\` in a federated query is not allowed when \`federation.distinct\` is set.\n - Hint: remove \`distinct\` from query #${i} or remove \`distinct\` from the federation`,
+        );
       }
-      const max = typeof mergeFacetsSpec.maxValuesPerFacet === 'number' ? mergeFacetsSpec.maxValuesPerFacet : null;
-      if (max !== null) for (const f of Object.keys(merged.facetDistribution)) merged.facetDistribution[f] = Object.fromEntries(Object.entries(merged.facetDistribution[f]!).slice(0, max));
-      response.facetDistribution = merged.facetDistribution;
-      response.facetStats = merged.facetStats;
-    } else response.facetsByIndex = byIndex;
+    });
   }
-  response.processingTimeMs = Math.round(performance.now() - started);
+  const show = federation.showPerformanceDetails ?? false;
+  if (typeof show !== 'boolean') {
+    throw new SearchError(code('showPerformanceDetails'), `Invalid value type at \`.federation.showPerformanceDetails\`: expected a boolean, but found ${JSON.stringify(show)}`);
+  }
+  return {
+    skip: paged ? Math.max(0, ((page ?? 1) - 1) * (hitsPerPage ?? 20)) : offset,
+    take: paged ? (page === 0 ? 0 : hitsPerPage ?? 20) : limit,
+    paged,
+    offset,
+    limit,
+    page,
+    hitsPerPage,
+    facetsByIndex,
+    mergeFacets,
+    distinct,
+    showPerformanceDetails: show,
+  };
+}
+
+interface Candidate {
+  query: number;
+  index: Index;
+  params: SearchParams;
+  hit: RankedHit;
+  weighted: number;
+  terms: KeywordResult['terms'];
+}
+
+/**
+ * Every query's ranked hits, best weighted score first (ties keep query order, then each query's
+ * own order), with `federation.distinct` applied across indexes: the first hit of each value wins.
+ * Each query ranks `want` hits; with a distinct attribute the merged list can come out shorter
+ * than the page needs, so the queries are asked again for more until it is full or exhausted.
+ */
+/** How far past the page the queries are re-ranked to fill it with distinct hits. */
+const MAX_DISTINCT_WIDENING = 16;
+
+async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace) {
+  const needed = f.skip + f.take;
+  let want = needed;
+  for (;;) {
+    const all: Candidate[] = [];
+    const matched: Bitmap[] = [];
+    let total = 0;
+    let exhausted = true;
+    for (const [i, spec] of specs.entries()) {
+      const index = inside(i, () => resolveIndex(spec.indexUid)) as Index;
+      const params = inside(i, () => parseSearchParams(spec.body)) as SearchParams;
+      if (f.distinct !== null) params.distinct = f.distinct;
+      const queryTrace = trace.child(`queries[${i}]`);
+      let result: RankedQuery;
+      try {
+        result = await rankQuery(index, params, want, queryTrace);
+      } catch (e) {
+        if (e instanceof SearchError) throw new SearchError(e.code, `Inside \`.queries[${i}]\`: ${e.message}`);
+        throw e;
+      }
+      total += Math.min(result.totalHits, index.settings.pagination.maxTotalHits);
+      matched.push(result.candidates);
+      if (result.hits.length >= want) exhausted = false;
+      for (const hit of result.hits) all.push({ query: i, index, params, hit, weighted: hit.score * spec.weight, terms: result.terms });
+    }
+    const merged = trace.stage('merge results', () => {
+      all.sort((a, b) => b.weighted - a.weighted || a.query - b.query);
+      return f.distinct === null ? all : keepDistinct(all, f.distinct);
+    });
+    // Bounded: a field with few distinct values among many hits would otherwise re-rank without end.
+    if (merged.length >= needed || exhausted || f.distinct === null || want >= needed * MAX_DISTINCT_WIDENING) return { merged, total, matched };
+    want *= 2;
+  }
+}
+
+interface RankedQuery {
+  hits: RankedHit[];
+  /** Every document the query matched (for facets). */
+  candidates: Bitmap;
+  totalHits: number;
+  terms: KeywordResult['terms'];
+}
+
+/**
+ * One query's ranked hits: keyword ranking, or the hybrid flow when the query has `hybrid` (or
+ * `vector`), so that a federated query ranks exactly as the same query sent alone would, its
+ * `rankingScoreThreshold` included.
+ */
+async function rankQuery(index: Index, params: SearchParams, want: number, trace: PerformanceTrace): Promise<RankedQuery> {
+  const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, index.settings);
+  if (!semantic || semantic.semanticRatio === 0) return keywordSearch(index, params, want, trace);
+  const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
+  const distinctField = params.distinct ?? index.settings.distinctAttribute;
+  let terms: KeywordResult['terms'] = [];
+  const result = await hybridSearch(
+    index,
+    {
+      q: params.q,
+      offset: 0,
+      limit: want,
+      filter,
+      rankingScoreThreshold: params.rankingScoreThreshold,
+      semantic,
+      distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+      trace,
+    },
+    ({ limit }) => {
+      const kw = keywordSearch(index, params, limit, trace);
+      terms = kw.terms;
+      return { hits: kw.hits, candidates: kw.candidates };
+    },
+  );
+  return { hits: result.hits, candidates: result.candidates, totalHits: result.candidates.size, terms };
+}
+
+function keepDistinct(candidates: Candidate[], field: string): Candidate[] {
+  const seen = new Set<string>();
+  return candidates.filter((c) => {
+    const values = docFacetValues(c.index.store, field, c.hit.docid);
+    if (!values || values.length === 0) return true;
+    const keys = values.map((v) => `${typeof v}:${v}`);
+    if (keys.some((k) => seen.has(k))) return false;
+    for (const k of keys) seen.add(k);
+    return true;
+  });
+}
+
+async function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): Promise<FederatedResponse> {
+  const started = performance.now();
+  const f = readFederation(federation, specs);
+  const trace = new PerformanceTrace(f.showPerformanceDetails, 'federating results');
+  const { merged, total, matched } = await mergedCandidates(resolveIndex, specs, f, trace);
+  const page = merged.slice(f.skip, f.skip + f.take);
+  const hits = trace.stage('format', () =>
+    page.map((c) => {
+      const hit = presentHit(c.index, c.hit, c.params, c.terms);
+      hit._federation = { indexUid: specs[c.query]!.indexUid, queriesPosition: c.query, weightedRankingScore: c.weighted };
+      return hit;
+    }),
+  );
+  const response: FederatedResponse = { hits, processingTimeMs: 0 };
+  if (specs.some((s) => s.body.hybrid !== undefined && s.body.hybrid !== null))
+    response.semanticHitCount = page.filter((c) => (c.hit as { semantic?: boolean }).semantic === true).length;
+  if (f.paged) {
+    const hpp = f.hitsPerPage ?? 20;
+    Object.assign(response, { hitsPerPage: hpp, page: f.page ?? 1, totalPages: hpp === 0 ? 0 : Math.ceil(total / hpp), totalHits: total });
+  } else Object.assign(response, { limit: f.limit, offset: f.offset, estimatedTotalHits: total });
+  if (f.facetsByIndex) trace.stage('facet distribution', () => addFacets(response, resolveIndex, specs, f, matched));
+  const elapsed = performance.now() - started;
+  response.processingTimeMs = Math.round(elapsed);
+  if (trace.enabled) {
+    trace.add('', elapsed);
+    response.performanceDetails = trace.details();
+  }
   return response;
+}
+
+/**
+ * `facetsByIndex`: each index's distribution over the documents its queries matched (`matched`,
+ * one bitmap per query); or, with `mergeFacets`, one merged distribution.
+ */
+function addFacets(response: FederatedResponse, resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, matched: Bitmap[]): void {
+  const byIndex: Record<string, FacetResult> = {};
+  for (const [uid, facets] of Object.entries(f.facetsByIndex!)) {
+    if (!Array.isArray(facets) || facets.some((x) => typeof x !== 'string')) throw new SearchError('invalid_multi_search_facets_by_index', `Invalid value type at \`.federation.facetsByIndex.${uid}\`: expected an array of strings`);
+    const index = resolveIndex(uid);
+    const union = RoaringBitmap32.orMany(matched.filter((_, i) => specs[i]!.indexUid === uid));
+    byIndex[uid] = computeFacets(index, union, facets as string[], index.settings);
+  }
+  if (!f.mergeFacets) {
+    response.facetsByIndex = Object.fromEntries(Object.entries(byIndex).map(([uid, r]) => [uid, { distribution: r.facetDistribution, stats: r.facetStats }]));
+    return;
+  }
+  const merged: FacetResult = { facetDistribution: {}, facetStats: {} };
+  for (const result of Object.values(byIndex)) {
+    for (const [field, values] of Object.entries(result.facetDistribution)) {
+      const into = (merged.facetDistribution[field] ??= {});
+      for (const [value, count] of Object.entries(values)) into[value] = (into[value] ?? 0) + count;
+    }
+    for (const [field, stats] of Object.entries(result.facetStats)) {
+      const s = merged.facetStats[field];
+      merged.facetStats[field] = s ? { min: Math.min(s.min, stats.min), max: Math.max(s.max, stats.max) } : { ...stats };
+    }
+  }
+  const max = typeof f.mergeFacets.maxValuesPerFacet === 'number' ? f.mergeFacets.maxValuesPerFacet : null;
+  if (max !== null) for (const field of Object.keys(merged.facetDistribution)) merged.facetDistribution[field] = Object.fromEntries(Object.entries(merged.facetDistribution[field]!).slice(0, max));
+  response.facetDistribution = merged.facetDistribution;
+  response.facetStats = merged.facetStats;
 }
 
 export { SEARCH_FIELDS };

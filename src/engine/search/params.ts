@@ -26,6 +26,7 @@ export interface SearchParams {
   showMatchesPosition: boolean;
   showRankingScore: boolean;
   showRankingScoreDetails: boolean;
+  showPerformanceDetails: boolean;
   rankingScoreThreshold: number | null;
   filter: unknown;
   sort: string[] | null;
@@ -61,6 +62,7 @@ const FIELD_CODES: Record<string, string> = {
   showMatchesPosition: 'invalid_search_show_matches_position',
   showRankingScore: 'invalid_search_show_ranking_score',
   showRankingScoreDetails: 'invalid_search_show_ranking_score_details',
+  showPerformanceDetails: 'invalid_search_show_performance_details',
   rankingScoreThreshold: 'invalid_search_ranking_score_threshold',
   filter: 'invalid_search_filter',
   sort: 'invalid_search_sort',
@@ -173,6 +175,7 @@ export function parseSearchParams(body: unknown, options: { allowed?: readonly s
     showMatchesPosition: bool(b, 'showMatchesPosition') ?? false,
     showRankingScore: bool(b, 'showRankingScore') ?? false,
     showRankingScoreDetails: bool(b, 'showRankingScoreDetails') ?? false,
+    showPerformanceDetails: bool(b, 'showPerformanceDetails') ?? false,
     rankingScoreThreshold: (threshold as number | null | undefined) ?? null,
     filter: filter ?? null,
     sort: sortList,
@@ -214,7 +217,8 @@ export function searchQueryToBody(query: Record<string, string | string[] | unde
       case 'retrieveVectors':
       case 'showMatchesPosition':
       case 'showRankingScore':
-      case 'showRankingScoreDetails': {
+      case 'showRankingScoreDetails':
+      case 'showPerformanceDetails': {
         if (v !== 'true' && v !== 'false') throw new SearchError(FIELD_CODES[key]!, `Invalid value in parameter \`${key}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``);
         body[key] = v === 'true';
         break;

@@ -16,9 +16,15 @@ import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
 
 /** A read request a search thread answers, as the HTTP routes name them. */
-export type SearchRequest =
+export type SearchRequest = (
   | { kind: 'search' | 'facetSearch' | 'similar'; uid: string; body: unknown }
-  | { kind: 'multiSearch'; body: unknown };
+  | { kind: 'multiSearch'; body: unknown }
+) & {
+  /** When the request was handed to the pool (`sharedClock`), for the `wait in queue` stage. */
+  queuedAt?: number;
+  /** The foreign-key indexes whose documents the caller may receive in hits (see foreign-keys.ts); undefined: all. */
+  foreignIndexes?: string[];
+};
 
 export interface SearchThreadData {
   dbPath: string;

@@ -21,6 +21,7 @@ import { BUILTIN_RULES, toBitmap, type RankingContext, type RankingRule } from '
 import { detailsObject } from './ranking/score.js';
 import { formatDocument, matcherFor, matchesPosition, type FormatOptions } from './format.js';
 import { hitGeoDistance } from './geo/query.js';
+import { NO_TRACE, PerformanceTrace, type PerformanceDetails } from './performance.js';
 import { checkDistinct, computeFacets, customRankingRule, distinctFilter, filterDocids, parseSortParam, sortRules, type FacetResult } from './seams.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -49,6 +50,7 @@ export interface SearchResponse extends PaginationFields {
   processingTimeMs: number;
   facetDistribution?: FacetResult['facetDistribution'];
   facetStats?: FacetResult['facetStats'];
+  performanceDetails?: PerformanceDetails;
 }
 
 /** Ranked candidates of a keyword search, before formatting: what hybrid and federated search merge. */
@@ -65,13 +67,21 @@ export function search(index: Index, body: unknown): SearchResponse {
   const started = performance.now();
   const params = parseSearchParams(body);
   const settings = index.settings;
+  const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
-  const result = keywordSearch(index, params, paging.want);
-  const hits = result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms));
+  const result = keywordSearch(index, params, paging.want, trace);
+  const hits = trace.stage('format', () =>
+    result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms)),
+  );
   const response: SearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
   setPaginationFields(response, paging, params, Math.min(result.totalHits, settings.pagination.maxTotalHits));
-  if (params.facets) Object.assign(response, computeFacets(index, result.candidates, params.facets, settings));
-  response.processingTimeMs = Math.round(performance.now() - started);
+  if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));
+  const elapsed = performance.now() - started;
+  response.processingTimeMs = Math.round(elapsed);
+  if (trace.enabled) {
+    trace.add('', elapsed);
+    response.performanceDetails = trace.details();
+  }
   return response;
 }
 
@@ -151,31 +161,16 @@ function rankingRules(settings: Settings, params: SearchParams, placeholder: boo
   return rules;
 }
 
-export function keywordSearch(index: Index, params: SearchParams, want: number): KeywordResult {
+export function keywordSearch(index: Index, params: SearchParams, want: number, trace: PerformanceTrace = NO_TRACE): KeywordResult {
   const settings = index.settings;
   const store = index.store;
   const started = Date.now();
   const analyzer = analyzerFor(settings);
   const reader = keywordReader(store);
-  let universe: Bitmap = params.filter !== null ? filterDocids(index, params.filter) : store.docids();
-  const parsed = parseQuery(params.q ?? '', analyzer, params.locales);
-  const paths = reader.fieldPaths();
-  const fids = searchFids(params, settings, paths);
-  const ctxResolve = { reader, analyzer, fids };
-  if (parsed.negated.length > 0) universe = RoaringBitmap32.andNot(universe, negatedDocids(parsed.negated, ctxResolve));
-  const terms = parsed.terms.length > 0 ? resolveTerms(parsed.terms, ctxResolve, settings.prefixSearch !== 'disabled') : [];
+  const universe: Bitmap = params.filter !== null ? trace.stage('evaluate filter', () => filterDocids(index, params.filter)) : store.docids();
+  const parsed = trace.stage('tokenize query', () => parseQuery(params.q ?? '', analyzer, params.locales));
+  const { terms, candidates, paths, fids } = trace.stage('evaluate query', () => evaluateQuery(params, settings, parsed, universe, reader, analyzer));
   const placeholder = terms.length === 0;
-  let candidates = universe;
-  if (!placeholder) {
-    // Documents of the widest `words` bucket: all terms, or the ones the strategy keeps last.
-    const strategy = params.matchingStrategy;
-    let required: ResolvedTerm[];
-    if (strategy === 'all') required = terms;
-    else if (strategy === 'frequency') required = [[...terms].sort((a, b) => a.all.size - b.all.size)[0]!];
-    else required = [terms[0]!];
-    candidates = RoaringBitmap32.and(universe, required[0]!.all);
-    for (const t of required.slice(1)) candidates = RoaringBitmap32.and(candidates, t.all);
-  }
   const distinctField = params.distinct ?? settings.distinctAttribute;
   if (params.distinct) checkDistinct(settings, params.distinct);
   const rules = rankingRules(settings, params, placeholder);
@@ -197,17 +192,53 @@ export function keywordSearch(index: Index, params: SearchParams, want: number):
   const cutoff = settings.searchCutoffMs ?? 1500;
   let sorted: ReturnType<typeof bucketSort>;
   try {
-    sorted = bucketSort(rules, candidates, ctx, {
-      want,
-      threshold: params.rankingScoreThreshold,
-      deadline: started + cutoff,
-      distinct: distinctField ? distinctFilter(index, distinctField) : undefined,
-    });
+    sorted = trace.stage('keyword ranking', () =>
+      bucketSort(rules, candidates, ctx, {
+        want,
+        threshold: params.rankingScoreThreshold,
+        deadline: started + cutoff,
+        distinct: distinctField ? distinctFilter(index, distinctField) : undefined,
+      }),
+    );
   } finally {
     ctx.matches.release();
   }
-  const totalHits = params.rankingScoreThreshold !== null ? sorted.aboveThreshold : candidates.size;
-  return { hits: sorted.hits, candidates: toBitmap(candidates), totalHits, terms, degraded: sorted.degraded };
+  // Documents below the threshold count nowhere: not in the totals, not in the facet distribution.
+  if (sorted.aboveThresholdDocids) {
+    const above = new RoaringBitmap32(sorted.aboveThresholdDocids);
+    return { hits: sorted.hits, candidates: above, totalHits: sorted.aboveThreshold, terms, degraded: sorted.degraded };
+  }
+  return { hits: sorted.hits, candidates: toBitmap(candidates), totalHits: candidates.size, terms, degraded: sorted.degraded };
+}
+
+/** The documents the query words select (the widest `words` bucket), within the filter and without negated words. */
+function evaluateQuery(
+  params: SearchParams,
+  settings: Settings,
+  parsed: ReturnType<typeof parseQuery>,
+  filtered: Bitmap,
+  reader: ReturnType<typeof keywordReader>,
+  analyzer: ReturnType<typeof analyzerFor>,
+) {
+  let universe = filtered;
+  const paths = reader.fieldPaths();
+  const fids = searchFids(params, settings, paths);
+  const ctxResolve = { reader, analyzer, fids };
+  if (parsed.negated.length > 0) universe = RoaringBitmap32.andNot(universe, negatedDocids(parsed.negated, ctxResolve));
+  const terms = parsed.terms.length > 0 ? resolveTerms(parsed.terms, ctxResolve, settings.prefixSearch !== 'disabled') : [];
+  const placeholder = terms.length === 0;
+  let candidates = universe;
+  if (!placeholder) {
+    // Documents of the widest `words` bucket: all terms, or the ones the strategy keeps last.
+    const strategy = params.matchingStrategy;
+    let required: ResolvedTerm[];
+    if (strategy === 'all') required = terms;
+    else if (strategy === 'frequency') required = [[...terms].sort((a, b) => a.all.size - b.all.size)[0]!];
+    else required = [terms[0]!];
+    candidates = RoaringBitmap32.and(universe, required[0]!.all);
+    for (const t of required.slice(1)) candidates = RoaringBitmap32.and(candidates, t.all);
+  }
+  return { terms, candidates, paths, fids };
 }
 
 /** Words a term can match, when few enough to rank from posting lists (phrases never are). */

@@ -4,6 +4,7 @@
  * them when it has several: a hit's score is its best similarity to any), and the target itself
  * is never a hit.
  */
+import { PerformanceTrace, type PerformanceDetails } from './performance.js';
 import { SearchError } from '../errors.js';
 import { describeValue } from '../embedders/settings.js';
 import type { Bitmap } from '../index/store.js';
@@ -24,6 +25,7 @@ export interface SimilarResponse {
   limit: number;
   offset: number;
   estimatedTotalHits: number;
+  performanceDetails?: PerformanceDetails;
 }
 
 interface SimilarQuery {
@@ -36,6 +38,7 @@ interface SimilarQuery {
   retrieveVectors: boolean;
   showRankingScore: boolean;
   showRankingScoreDetails: boolean;
+  showPerformanceDetails: boolean;
   rankingScoreThreshold: number | null;
 }
 
@@ -49,6 +52,7 @@ const FIELDS = [
   'retrieveVectors',
   'showRankingScore',
   'showRankingScoreDetails',
+  'showPerformanceDetails',
   'rankingScoreThreshold',
 ];
 
@@ -106,6 +110,7 @@ export function parseSimilarQuery(body: unknown): SimilarQuery {
     retrieveVectors: bool('retrieveVectors'),
     showRankingScore: bool('showRankingScore'),
     showRankingScoreDetails: bool('showRankingScoreDetails'),
+    showPerformanceDetails: bool('showPerformanceDetails'),
     rankingScoreThreshold: (threshold as number | null | undefined) ?? null,
   };
 }
@@ -115,8 +120,9 @@ const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}
 export async function similarDocuments(index: SimilarIndex, body: unknown, extension: VectorsExtension = vectorsExtension): Promise<SimilarResponse> {
   const started = performance.now();
   const query = parseSimilarQuery(body);
+  const trace = new PerformanceTrace(query.showPerformanceDetails, 'similar');
   checkEmbedder(query.embedder, index.settings, 'invalid_similar_embedder');
-  const filter = query.filter === undefined ? undefined : index.filterDocids(query.filter, 'invalid_similar_filter');
+  const filter = query.filter === undefined ? undefined : trace.stage('evaluate filter', () => index.filterDocids(query.filter, 'invalid_similar_filter'));
   const externalId = String(query.id);
   const target = index.store.docidOf(externalId);
   if (target === undefined) throw new SearchError('not_found_similar_id', `Document \`${externalId}\` not found.`);
@@ -126,29 +132,39 @@ export async function similarDocuments(index: SimilarIndex, body: unknown, exten
   const best = new Map<number, RankedHit>();
   let candidates: Bitmap | undefined;
   for (const vector of vectors) {
-    const ranking = await semanticRanking(
-      index,
-      { embedder: query.embedder, vector, filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold, exclude: target },
-      extension,
+    const ranking = await trace.stageAsync('semantic ranking', () =>
+      semanticRanking(
+        index,
+        { embedder: query.embedder, vector, filter, limit: window, rankingScoreThreshold: query.rankingScoreThreshold, exclude: target },
+        extension,
+      ),
     );
     candidates = ranking.candidates;
     for (const hit of ranking.hits) if ((best.get(hit.docid)?.score ?? -1) < hit.score) best.set(hit.docid, hit);
   }
   const ranked = [...best.values()].sort((a, b) => b.score - a.score);
   const page = ranked.slice(query.offset, window);
-  const hits = page.map((hit) => {
-    const doc = index.store.getDocument(hit.docid)!;
-    const out = index.present(hit.docid, doc, query.attributesToRetrieve, query.retrieveVectors);
-    if (query.showRankingScore) out._rankingScore = hit.score;
-    if (query.showRankingScoreDetails) out._rankingScoreDetails = detailsObject(hit.details);
-    return out;
-  });
-  return {
+  const hits = trace.stage('format', () =>
+    page.map((hit) => {
+      const doc = index.store.getDocument(hit.docid)!;
+      const out = index.present(hit.docid, doc, query.attributesToRetrieve, query.retrieveVectors);
+      if (query.showRankingScore) out._rankingScore = hit.score;
+      if (query.showRankingScoreDetails) out._rankingScoreDetails = detailsObject(hit.details);
+      return out;
+    }),
+  );
+  const elapsed = performance.now() - started;
+  const response: SimilarResponse = {
     hits,
     id: query.id,
-    processingTimeMs: Math.round(performance.now() - started),
+    processingTimeMs: Math.round(elapsed),
     limit: query.limit,
     offset: query.offset,
     estimatedTotalHits: vectors.length === 0 ? 0 : candidates?.size ?? 0,
   };
+  if (trace.enabled) {
+    trace.add('', elapsed);
+    response.performanceDetails = trace.details();
+  }
+  return response;
 }

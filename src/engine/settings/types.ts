@@ -27,6 +27,12 @@ export interface Pagination {
   maxTotalHits: number;
 }
 
+/** A field whose values are document ids of another index, replaced by those documents in search results. */
+export interface ForeignKey {
+  foreignIndexUid: string;
+  fieldName: string;
+}
+
 export interface LocalizedAttributeRule {
   attributePatterns: string[];
   locales: string[];
@@ -56,6 +62,7 @@ export interface Settings {
   localizedAttributes: LocalizedAttributeRule[] | null;
   facetSearch: boolean;
   prefixSearch: 'indexingTime' | 'disabled';
+  foreignKeys: ForeignKey[];
 }
 
 export const DEFAULT_RANKING_RULES: readonly RankingRule[] = [
@@ -96,5 +103,6 @@ export function defaultSettings(): Settings {
     localizedAttributes: null,
     facetSearch: true,
     prefixSearch: 'indexingTime',
+    foreignKeys: [],
   };
 }

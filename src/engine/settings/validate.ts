@@ -33,6 +33,7 @@ const CODES: Record<keyof Settings, string> = {
   localizedAttributes: 'invalid_settings_localized_attributes',
   facetSearch: 'invalid_settings_facet_search',
   prefixSearch: 'invalid_settings_prefix_search',
+  foreignKeys: 'invalid_settings_foreign_keys',
 };
 
 export const SETTINGS_FIELDS = Object.keys(CODES) as Array<keyof Settings>;
@@ -186,6 +187,20 @@ function pagination(c: Checker, value: unknown): Partial<Settings['pagination']>
   return out as Partial<Settings['pagination']>;
 }
 
+function foreignKeys(c: Checker, value: unknown): Settings['foreignKeys'] {
+  if (!Array.isArray(value)) c.type('.foreignKeys', 'an array', value);
+  return (value as unknown[]).map((item, i) => {
+    const path = `.foreignKeys[${i}]`;
+    const o = c.object(path, item);
+    c.keys(path, o, ['foreignIndexUid', 'fieldName']);
+    for (const field of ['foreignIndexUid', 'fieldName'] as const) {
+      if (o[field] === undefined) c.fail(`Missing field \`${field}\` inside \`${path}\``);
+      if (typeof o[field] !== 'string') c.type(`${path}.${field}`, 'a string', o[field]);
+    }
+    return { foreignIndexUid: o.foreignIndexUid as string, fieldName: o.fieldName as string };
+  });
+}
+
 type Validator = (c: Checker, value: unknown) => unknown;
 
 const VALIDATORS: Record<keyof Settings, Validator> = {
@@ -209,6 +224,7 @@ const VALIDATORS: Record<keyof Settings, Validator> = {
   localizedAttributes: localized,
   facetSearch: (c, v) => c.bool('.facetSearch', v),
   prefixSearch: (c, v) => c.oneOf('.prefixSearch', v, ['indexingTime', 'disabled'] as const),
+  foreignKeys,
 };
 
 /** Validate a whole settings body (PATCH /settings). */

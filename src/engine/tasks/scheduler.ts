@@ -7,6 +7,8 @@
  * next start they go back to `enqueued` and the processors recognise work already applied (see
  * `lastTaskUid` in the index store), so every acknowledged task completes exactly once.
  */
+import { PreciseDate } from '../wire/timestamp.js';
+import { BatchTrace, processingProgress } from './progress-trace.js';
 import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
@@ -170,8 +172,9 @@ export class Scheduler extends EventEmitter implements WriteSide {
 
   private async runBatch(planned: PlannedBatch): Promise<void> {
     const store = this.options.taskStore;
-    const startedAt = new Date();
+    const startedAt = new PreciseDate();
     const controller = new AbortController();
+    const trace = new BatchTrace();
     let batchUid = -1;
     const processing: TaskRecord[] = [];
     store.write(() => {
@@ -197,7 +200,10 @@ export class Scheduler extends EventEmitter implements WriteSide {
       updateFilePath: this.options.updateFilePath,
       signal: controller.signal,
       startedAt,
-      progress: (step) => this.options.log('debug', `batch ${batchUid}: ${step}`),
+      progress: (step) => {
+        trace.step(step);
+        this.options.log('debug', `batch ${batchUid}: ${step}`);
+      },
     };
 
     let outcomes: TaskOutcome[];
@@ -214,7 +220,8 @@ export class Scheduler extends EventEmitter implements WriteSide {
       this.options.log('error', `batch ${batchUid} failed: ${searchError.message}`);
       outcomes = processing.map((task) => ({ uid: task.uid, status: 'failed', details: failedDetails(task), error: searchError }));
     }
-    this.finish(batchUid, processing, outcomes, startedAt, planned.reason);
+    trace.processingDone();
+    this.finish(batchUid, processing, outcomes, startedAt, planned.reason, trace);
     this.current = null;
   }
 
@@ -230,9 +237,10 @@ export class Scheduler extends EventEmitter implements WriteSide {
     });
   }
 
-  private finish(batchUid: number, tasks: TaskRecord[], outcomes: TaskOutcome[], startedAt: Date, reason: string): void {
+  private finish(batchUid: number, tasks: TaskRecord[], outcomes: TaskOutcome[], startedAt: Date, reason: string, trace: BatchTrace): void {
     const store = this.options.taskStore;
-    const finishedAt = new Date();
+    const writeStarted = performance.now();
+    const finishedAt = new PreciseDate();
     const duration = isoDuration(finishedAt.getTime() - startedAt.getTime());
     const byUid = new Map(outcomes.map((o) => [o.uid, o]));
     const finished: TaskRecord[] = [];
@@ -257,14 +265,21 @@ export class Scheduler extends EventEmitter implements WriteSide {
         store.update(record);
         finished.push(record);
       }
-      store.putBatch(this.batchObject(batchUid, finished, startedAt, finishedAt, reason));
+      store.putBatch(this.batchObject(batchUid, finished, startedAt, finishedAt, reason, trace.view(performance.now() - writeStarted)));
     });
     for (const task of finished) removeUpdateFile({ updateFilePath: this.options.updateFilePath }, task);
     const batch = store.getBatch(batchUid)!;
     this.emit('batchFinished', { batch, tasks: finished.map(publicTask) } satisfies BatchFinished);
   }
 
-  private batchObject(uid: number, tasks: TaskRecord[], startedAt: Date, finishedAt: Date | null, reason: string): Batch {
+  private batchObject(
+    uid: number,
+    tasks: TaskRecord[],
+    startedAt: Date,
+    finishedAt: Date | null,
+    reason: string,
+    progressTrace?: Record<string, string>,
+  ): Batch {
     const status: Partial<Record<TaskStatus, number>> = {};
     const types: Partial<Record<TaskType, number>> = {};
     const indexUids: Record<string, number> = {};
@@ -280,9 +295,9 @@ export class Scheduler extends EventEmitter implements WriteSide {
     }
     return {
       uid,
-      progress: null,
+      progress: finishedAt ? null : processingProgress(),
       details,
-      stats: { totalNbTasks: tasks.length, status, types, indexUids },
+      stats: { totalNbTasks: tasks.length, status, types, indexUids, ...(progressTrace ? { progressTrace } : {}) },
       duration: finishedAt ? isoDuration(finishedAt.getTime() - startedAt.getTime()) : null,
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt ? finishedAt.toISOString() : null,

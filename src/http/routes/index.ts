@@ -5,6 +5,7 @@ import { batchRoutes } from './batches.js';
 import { documentRoutes } from './documents.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
+import { renderTemplateRoutes } from './render-template.js';
 import { searchRoutes } from './search.js';
 import { settingsRoutes } from './settings.js';
 import { statsRoutes } from './stats.js';
@@ -18,6 +19,7 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   documentRoutes,
   settingsRoutes,
   searchRoutes,
+  renderTemplateRoutes,
   statsRoutes,
   taskRoutes,
   batchRoutes,

@@ -4,14 +4,16 @@
  * with the parameter types the reference gives them. Each route is served once the engine offers
  * the matching method (the search module adds them).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { foreignIndexUids } from '../../engine/search/foreign-keys.js';
+import type { Settings } from '../../engine/settings/types.js';
 import type { SearchRequest } from '../../engine/search/search-threads.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
 import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintParam } from '../query-params.js';
 import type { QueryParams } from '../query-params.js';
 import { addRoute } from '../route.js';
-import { restrictMultiSearchBody, restrictSearchBody } from '../auth.js';
+import { requestAuthorization, restrictMultiSearchBody, restrictSearchBody } from '../auth.js';
 
 type ParamKind = 'string' | 'uint' | 'list' | 'bool' | 'float' | 'vector';
 
@@ -32,6 +34,7 @@ const SEARCH_PARAMS: Record<string, ParamKind> = {
   showMatchesPosition: 'bool',
   showRankingScore: 'bool',
   showRankingScoreDetails: 'bool',
+  showPerformanceDetails: 'bool',
   facets: 'list',
   highlightPreTag: 'string',
   highlightPostTag: 'string',
@@ -54,6 +57,7 @@ const SIMILAR_PARAMS: Record<string, ParamKind> = {
   filter: 'string',
   showRankingScore: 'bool',
   showRankingScoreDetails: 'bool',
+  showPerformanceDetails: 'bool',
   rankingScoreThreshold: 'float',
   embedder: 'string',
 };
@@ -117,6 +121,35 @@ export function queryToBody(query: QueryParams, family: 'search' | 'similar'): R
  * it has some) hands back the body as UTF-8 JSON, sent as it is; otherwise fastify serializes the
  * object the matching method returns.
  */
+/**
+ * The foreign-key indexes of the searched indexes whose documents this request may receive in
+ * hits: those the key (or tenant token) may read without a tenant filter of their own. Undefined
+ * when every index is readable. An index that does not exist is left to the search to report.
+ */
+function readableForeignIndexes(engine: HttpEngine, request: FastifyRequest, searched: readonly string[]): string[] | undefined {
+  const authorization = requestAuthorization(request);
+  if (authorization.allIndexesAuthorized() && !authorization.isTenantToken) return undefined;
+  const readable = new Set<string>();
+  for (const uid of searched) {
+    let settings: Settings;
+    try {
+      settings = engine.getSettings(uid);
+    } catch {
+      continue;
+    }
+    for (const foreign of foreignIndexUids(settings))
+      if (authorization.canAccessIndex(foreign) && authorization.applySearchRules(foreign, null) === null) readable.add(foreign);
+  }
+  return [...readable];
+}
+
+/** The indexes a multi-search body names, as far as it is well-formed (the engine reports the rest). */
+function queriedIndexes(body: unknown): string[] {
+  const queries = (body as { queries?: unknown } | null)?.queries;
+  if (!Array.isArray(queries)) return [];
+  return queries.flatMap((q) => (typeof (q as { indexUid?: unknown } | null)?.indexUid === 'string' ? [(q as { indexUid: string }).indexUid] : []));
+}
+
 function answerer(engine: HttpEngine): (reply: FastifyReply, request: SearchRequest) => unknown {
   return (reply, request) => {
     if (engine.answer) {
@@ -144,7 +177,12 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       url: '/indexes/:indexUid/search',
       action: 'search',
       handler: ({ request, reply, query, indexUid }) =>
-        answer(reply, { kind: 'search', uid: indexUid, body: restrictSearchBody(request, indexUid, queryToBody(query, 'search')) }),
+        answer(reply, {
+          kind: 'search',
+          uid: indexUid,
+          body: restrictSearchBody(request, indexUid, queryToBody(query, 'search')),
+          foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+        }),
     });
     addRoute(app, {
       method: 'POST',
@@ -152,7 +190,12 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, []);
-        return answer(reply, { kind: 'search', uid: indexUid, body: restrictSearchBody(request, indexUid, readJsonBody(request)) });
+        return answer(reply, {
+          kind: 'search',
+          uid: indexUid,
+          body: restrictSearchBody(request, indexUid, readJsonBody(request)),
+          foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+        });
       },
     });
   }
@@ -163,7 +206,8 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, reply, query }) => {
         checkKnownParams(query, []);
-        return answer(reply, { kind: 'multiSearch', body: restrictMultiSearchBody(request, readJsonBody(request)) });
+        const body = restrictMultiSearchBody(request, readJsonBody(request));
+        return answer(reply, { kind: 'multiSearch', body, foreignIndexes: readableForeignIndexes(engine, request, queriedIndexes(body)) });
       },
     });
   }
@@ -184,7 +228,12 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       url: '/indexes/:indexUid/similar',
       action: 'search',
       handler: ({ request, reply, query, indexUid }) =>
-        answer(reply, { kind: 'similar', uid: indexUid, body: restrictSearchBody(request, indexUid, queryToBody(query, 'similar')) }),
+        answer(reply, {
+          kind: 'similar',
+          uid: indexUid,
+          body: restrictSearchBody(request, indexUid, queryToBody(query, 'similar')),
+          foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+        }),
     });
     addRoute(app, {
       method: 'POST',
@@ -192,7 +241,12 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, reply, query, indexUid }) => {
         checkKnownParams(query, []);
-        return answer(reply, { kind: 'similar', uid: indexUid, body: restrictSearchBody(request, indexUid, readJsonBody(request)) });
+        return answer(reply, {
+          kind: 'similar',
+          uid: indexUid,
+          body: restrictSearchBody(request, indexUid, readJsonBody(request)),
+          foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+        });
       },
     });
   }

@@ -4,7 +4,7 @@
  * value is a 400 `invalid_settings_*` at request time, as in the reference, and never a task that
  * fails later; a setting behaves the same whether it is sent whole or through its sub-route.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Settings } from '../../engine/settings/types.js';
 import { validateSetting, validateSettingsPatch } from '../../engine/settings/validate.js';
 import { mayCreateIndex } from '../auth.js';
@@ -35,7 +35,18 @@ export const SETTING_ROUTES: ReadonlyArray<[key: keyof Settings, method: 'PUT' |
   ['localizedAttributes', 'PUT'],
   ['facetSearch', 'PUT'],
   ['prefixSearch', 'PUT'],
+  ['foreignKeys', 'PUT'],
 ];
+
+/**
+ * A setting's value as a JSON document. Fastify would send a bare string (`proximity-precision`,
+ * `prefix-search`, `distinct-attribute`) as `text/plain` without quotes; clients parse every
+ * settings answer as JSON, so each value is serialized here, strings and null included.
+ */
+function jsonValue(reply: FastifyReply, value: unknown): string {
+  reply.type('application/json; charset=utf-8');
+  return JSON.stringify(value);
+}
 
 export function kebabCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -76,9 +87,9 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
       method: 'GET',
       url,
       action: 'settings.get',
-      handler: ({ query, indexUid }) => {
+      handler: ({ query, reply, indexUid }) => {
         checkKnownParams(query, []);
-        return engine.getSettings(indexUid)[key];
+        return jsonValue(reply, engine.getSettings(indexUid)[key]);
       },
     });
     addRoute(app, {

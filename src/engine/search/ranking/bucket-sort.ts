@@ -18,6 +18,8 @@ export interface BucketSortResult {
   hits: RankedHit[];
   /** Documents above the threshold (only counted when a threshold is set). */
   aboveThreshold: number;
+  /** Those documents, when a threshold is set: they replace the candidates for counts and facets. */
+  aboveThresholdDocids: number[] | null;
   /** True when the search stopped early because of `searchCutoffMs`. */
   degraded: boolean;
 }
@@ -30,6 +32,7 @@ export function bucketSort(
 ): BucketSortResult {
   const hits: RankedHit[] = [];
   let counted = 0;
+  const above: number[] | null = options.threshold !== null ? [] : null;
   let stop = false;
   let degraded = false;
   const active = ctx.terms.map((_, i) => i);
@@ -42,6 +45,7 @@ export function bucketSort(
     for (const docid of docids) {
       if (options.distinct && !options.distinct(docid)) continue;
       counted++;
+      above?.push(docid);
       if (hits.length < options.want) hits.push({ docid, details, score });
       else if (options.threshold === null) {
         stop = true;
@@ -66,5 +70,5 @@ export function bucketSort(
     }
   };
   visit(0, universe, active, []);
-  return { hits, aboveThreshold: counted, degraded };
+  return { hits, aboveThreshold: counted, aboveThresholdDocids: above, degraded };
 }

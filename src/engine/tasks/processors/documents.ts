@@ -6,6 +6,7 @@
  * per-document rule that only extensions check (geo, vectors), each task is retried alone so
  * that one bad task does not fail its neighbours.
  */
+import { preciseNow } from '../../wire/timestamp.js';
 import { SearchError, toSearchError } from '../../errors.js';
 import type { Index } from '../../index/index.js';
 import { ChangeSet, prepareExtensions } from '../../index/pipeline.js';
@@ -104,7 +105,7 @@ async function writeSegment(ctx: BatchContext, index: Index, tasks: TaskRecord[]
   ctx.progress('writing');
   store.write(() => {
     changes.commit(index.extensions, settings, prepared);
-    store.touch(new Date().toISOString());
+    store.touch(preciseNow());
     store.setLastTaskUid(maxUid);
     const stored: StoredOutcomes = {
       maxUid,

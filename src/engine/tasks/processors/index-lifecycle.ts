@@ -1,4 +1,5 @@
 /** Index creation, update (primary key), deletion and swap: one task per batch. */
+import { preciseNow } from '../../wire/timestamp.js';
 import { SearchError } from '../../errors.js';
 import { indexNotFound } from '../../index/registry.js';
 import type { BatchContext, Processor, TaskOutcome } from '../processing.js';
@@ -36,7 +37,7 @@ async function run(ctx: BatchContext, task: TaskRecord): Promise<Record<string, 
         }
         index.store.write(() => {
           index.store.setPrimaryKey(payload.primaryKey ?? null);
-          index.store.touch(new Date().toISOString());
+          index.store.touch(preciseNow());
         });
       }
       return task.details;

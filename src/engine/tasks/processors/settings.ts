@@ -2,6 +2,7 @@
  * Settings updates of one index. Patches apply in task order; when an extension says the new
  * settings change what it derives, everything is re-extracted in the same write transaction.
  */
+import { preciseNow } from '../../wire/timestamp.js';
 import { SearchError, toSearchError } from '../../errors.js';
 import { fullReindexChanges, prepareExtensions } from '../../index/pipeline.js';
 import { applySettingsPatch } from '../../settings/apply.js';
@@ -51,7 +52,7 @@ export const processSettings: Processor = async (ctx) => {
         extension.clear(index.store);
         extension.apply(changes, { store: index.store, settings: after, prepared: prepared.get(extension.name) });
       }
-      index.store.touch(new Date().toISOString());
+      index.store.touch(preciseNow());
       index.store.setLastTaskUid(maxUid);
     });
   });

@@ -1,4 +1,5 @@
 /** Task cancelation and task deletion: they act on the queue itself. */
+import { preciseNow } from '../../wire/timestamp.js';
 import { rmSync } from 'node:fs';
 import { deserializeTaskFilter, originalFilterString } from '../payload.js';
 import type { BatchContext, Processor, TaskOutcome } from '../processing.js';
@@ -8,7 +9,7 @@ const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
 
 export const processCancelations: Processor = async (ctx) => {
   const outcomes: TaskOutcome[] = [];
-  const finishedAt = new Date().toISOString();
+  const finishedAt = preciseNow();
   ctx.taskStore.write(() => {
     for (const task of ctx.tasks) {
       if (task.payload.kind !== 'taskCancelation') continue;
