@@ -11,6 +11,7 @@ import { OpenAiEmbedder } from './openAi.js';
 import { RestEmbedder } from './rest.js';
 import { EmbeddingFailure, type Embedder } from './types.js';
 import { UserProvidedEmbedder } from './userProvided.js';
+import { countEmbedderCall } from './call-counts.js';
 
 export * from './types.js';
 export { validateEmbedders, mergeEmbedders, updateEmbedders, redactEmbedders, type EmbeddersPatch } from './settings.js';
@@ -23,10 +24,27 @@ export function embedderFor(settings: EmbedderSettings): Embedder {
   const key = JSON.stringify(settings);
   let embedder = cache.get(key);
   if (!embedder) {
-    embedder = build(settings);
+    embedder = counted(build(settings));
     if (cache.size > 128) cache.clear();
     cache.set(key, embedder);
   }
+  return embedder;
+}
+
+/** The same embedder, its `embed` calls counted for `/metrics` (see call-counts.ts). */
+function counted(embedder: Embedder): Embedder {
+  const embed = embedder.embed?.bind(embedder);
+  if (!embed) return embedder;
+  embedder.embed = async (texts, purpose) => {
+    try {
+      const vectors = await embed(texts, purpose);
+      countEmbedderCall(embedder.source, false);
+      return vectors;
+    } catch (error) {
+      countEmbedderCall(embedder.source, true);
+      throw error;
+    }
+  };
   return embedder;
 }
 
