@@ -1,0 +1,141 @@
+/**
+ * The search preview page in a real browser: served at `/` by a real server, built by
+ * `npm run build` (the test setup builds it too), searching with instant-meilisearch. Films of
+ * 1993 from the fixtures, with the offline local embedder, so that the semantic slider changes
+ * what comes first. Screenshots go to test-artifacts/preview/ (gitignored).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPreviewPage, previewPageRoutes } from '../../src/http/routes/preview-page.js';
+import type { Document } from '../../src/engine/types.js';
+import { books, movies } from '../data.js';
+import { startHarness, type Harness } from '../http/harness.js';
+import { launchBrowser, type Browser } from './browser.js';
+
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/preview/', import.meta.url));
+const PARAPHRASE = 'a weather reporter stuck reliving the same date again and again';
+
+/** Films of 1993 with an extract: the first 60, and Groundhog Day wherever it is. */
+function films(): Document[] {
+  const of1993 = movies().filter((m) => m.extract && m.year === 1993);
+  const picked = of1993.slice(0, 60);
+  const target = of1993.find((m) => m.title === 'Groundhog Day')!;
+  if (!picked.includes(target)) picked.push(target);
+  return picked.map(({ id, title, year, genres, extract }) => ({ id, title, year, genres, extract }));
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** The number in the stats line ("61 results found in 3ms"). */
+async function hitCount(page: Page): Promise<number> {
+  const text = (await page.locator('.ais-Stats-text').textContent()) ?? '';
+  const match = /([\d,]+) result/.exec(text);
+  if (!match) throw new Error(`no hit count in \`${text}\``);
+  return Number(match[1]!.replace(/,/g, ''));
+}
+
+const firstTitle = (page: Page) => page.locator('.ais-Hits-item').first().locator('.hit-title');
+
+describe('the search preview page in Chromium', () => {
+  let h: Harness;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const assets = loadPreviewPage();
+    if (!assets) throw new Error('dist/preview is missing: the page is built by `npm run build` (node web/build.mjs)');
+    h = await startHarness({ routes: [previewPageRoutes(assets)] });
+    const wait = async (p: Promise<{ status: number; body: any }>) => {
+      const task = await h.wait((await p).body.taskUid);
+      expect(task.error ?? null).toBeNull();
+    };
+    await wait(h.request('POST', '/indexes', { json: { uid: 'books', primaryKey: 'id' } }));
+    await wait(h.request('POST', '/indexes/books/documents', { json: books() }));
+    await wait(h.request('POST', '/indexes/movies/documents?primaryKey=id', { json: films() }));
+    await wait(
+      h.request('PATCH', '/indexes/movies/settings', {
+        json: {
+          filterableAttributes: ['genres', 'year'],
+          embedders: { local: { source: 'huggingFace', documentTemplate: 'A film titled {{doc.title}}. {{doc.extract}}', documentTemplateMaxBytes: 250 } },
+        },
+      }),
+    );
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.stop();
+  });
+
+  it('lists the indexes and searches the picked one as you type, typo included, with the match highlighted', async () => {
+    await page.goto(`${h.url}/`);
+    const picker = page.locator('#index-picker');
+    await expect.poll(() => picker.locator('option').allTextContents()).toEqual(['books', 'movies']);
+    // no key prompt on a server without a master key
+    expect(await page.locator('#key-prompt').isVisible()).toBe(false);
+    await picker.selectOption('movies');
+    await expect.poll(() => hitCount(page)).toBe(films().length);
+
+    await page.locator('.ais-SearchBox-input').pressSequentially('grundhog', { delay: 30 });
+    await expect.poll(() => firstTitle(page).textContent()).toBe('Groundhog Day');
+    expect(await firstTitle(page).locator('mark').allTextContents()).toEqual(['Groundhog']);
+    // the extract is cropped around its matches
+    const extract = page.locator('.ais-Hits-item').first().locator('.field', { hasText: 'extract' }).locator('dd');
+    expect((await extract.textContent())!.length).toBeLessThan(films().find((f) => f.title === 'Groundhog Day')!.extract!.toString().length);
+    await shot(page, '1-typo-query');
+  });
+
+  it('narrows the hits with a facet value of a filterable attribute', async () => {
+    await page.locator('.ais-SearchBox-input').fill('');
+    await expect.poll(() => hitCount(page)).toBe(films().length);
+    const genres = page.locator('.facet[data-attribute="genres"]');
+    const comedy = genres.locator('.ais-RefinementList-item', { hasText: 'Comedy' });
+    const expected = films().filter((f) => (f.genres as string[]).includes('Comedy')).length;
+    expect(Number(await comedy.locator('.ais-RefinementList-count').textContent())).toBe(expected);
+    await comedy.locator('input').click();
+    await expect.poll(() => hitCount(page)).toBe(expected);
+    expect(expected).toBeLessThan(films().length);
+    await shot(page, '2-facet');
+    await comedy.locator('input').click();
+    await expect.poll(() => hitCount(page)).toBe(films().length);
+  });
+
+  it('ranks the film first for a paraphrase once the semanticRatio slider is turned up', async () => {
+    await expect(page.locator('#semantic').isVisible()).resolves.toBe(true);
+    await page.locator('.ais-SearchBox-input').fill(PARAPHRASE);
+    await expect.poll(() => page.locator('.ais-Hits-item').count()).toBeGreaterThan(0);
+    expect(await firstTitle(page).textContent()).not.toBe('Groundhog Day');
+    await shot(page, '3-keyword-only');
+
+    const slider = page.locator('#semantic-ratio');
+    await slider.focus();
+    for (let i = 0; i < 7; i++) await slider.press('ArrowRight');
+    await expect.poll(() => page.locator('#semantic-ratio-value').textContent()).toBe('0.7');
+    await expect.poll(() => firstTitle(page).textContent(), { timeout: 30_000 }).toBe('Groundhog Day');
+    await shot(page, '4-semantic');
+  }, 60_000);
+
+  it('shows ranking scores on demand and the whole document in the document view', async () => {
+    expect(await page.locator('.hit .score').count()).toBe(0);
+    await page.locator('#show-scores').check();
+    await expect.poll(() => page.locator('.hit .score').count()).toBeGreaterThan(0);
+    const score = Number(await page.locator('.hit .score').first().textContent());
+    expect(score).toBeGreaterThan(0);
+    expect(score).toBeLessThanOrEqual(1);
+
+    await page.locator('.ais-Hits-item').first().locator('.open-document').click();
+    const dialog = page.locator('#document-view');
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    await expect.poll(async () => JSON.parse((await dialog.locator('#document-json').textContent()) ?? 'null')?.title).toBe('Groundhog Day');
+    await shot(page, '5-document');
+    await page.locator('#document-close').click();
+  });
+});
