@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPreviewPage, previewPageRoutes } from '../../src/http/routes/preview-page.js';
 import type { Document } from '../../src/engine/types.js';
 import { books, movies } from '../data.js';
+import { startSecured, type SecuredHarness } from '../auth/harness.js';
 import { startHarness, type Harness } from '../http/harness.js';
 import { launchBrowser, type Browser } from './browser.js';
 
@@ -137,5 +138,49 @@ describe('the search preview page in Chromium', () => {
     await expect.poll(async () => JSON.parse((await dialog.locator('#document-json').textContent()) ?? 'null')?.title).toBe('Groundhog Day');
     await shot(page, '5-document');
     await page.locator('#document-close').click();
+  });
+});
+
+describe('the preview page on a server with a master key', () => {
+  const MASTER = 'a-master-key-of-sixteen-bytes-or-more';
+  let h: SecuredHarness;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    h = await startSecured({ masterKey: MASTER, realSearch: true, routes: () => [previewPageRoutes(loadPreviewPage())] });
+    const created = await h.request('POST', '/indexes/books/documents', { key: MASTER, json: books().slice(0, 30) });
+    await h.engine.waitForTask(created.body.taskUid, { timeoutMs: 60_000 });
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.stop();
+  });
+
+  it('asks for an API key, keeps it in local storage and searches with it after a reload', async () => {
+    const key = (await h.request('POST', '/keys', { key: MASTER, json: { actions: ['indexes.get', 'settings.get', 'search', 'documents.get'], indexes: ['*'], expiresAt: null } })).body.key as string;
+    await page.goto(`${h.url}/`);
+    const prompt = page.locator('#key-prompt');
+    await expect.poll(() => prompt.isVisible()).toBe(true);
+    expect(await page.locator('#key-prompt-reason').textContent()).toContain('Authorization header is missing');
+
+    await page.locator('#key-input').fill('not-a-key');
+    await page.locator('#key-prompt button[type="submit"]').click();
+    await expect.poll(() => page.locator('#key-prompt-reason').textContent()).toContain('The provided API key is invalid');
+    expect(await page.locator('#app').isVisible()).toBe(false);
+
+    await page.locator('#key-input').fill(key);
+    await page.locator('#key-prompt button[type="submit"]').click();
+    await expect.poll(() => prompt.isVisible()).toBe(false);
+    await expect.poll(() => hitCount(page)).toBe(30);
+    expect(await page.evaluate(() => localStorage.getItem('search-preview:api-key'))).toBe(key);
+    await shot(page, '6-api-key');
+
+    await page.reload();
+    await expect.poll(() => hitCount(page)).toBe(30);
+    expect(await prompt.isVisible()).toBe(false);
   });
 });
