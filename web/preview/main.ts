@@ -45,7 +45,8 @@ async function openIndex(api: Api, uid: string): Promise<void> {
 }
 
 async function start(): Promise<void> {
-  const api = new Api(window.location.origin, storedApiKey());
+  // the API is where the page was loaded from, path prefix included (behind a reverse proxy)
+  const api = new Api(new URL('.', window.location.href).href.replace(/\/$/, ''), storedApiKey());
   let indexes: IndexSummary[];
   try {
     indexes = await api.listIndexes();
