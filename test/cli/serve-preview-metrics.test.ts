@@ -30,7 +30,7 @@ describe('serve: the preview page and /metrics', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await page.text();
-    for (const asset of ['preview.js', 'preview.css']) {
+    for (const asset of ['preview.js', 'preview.css', 'licenses.txt']) {
       expect(html).toContain(`"${asset}"`);
       const file = await fetch(`${url}/${asset}`);
       expect(file.status).toBe(200);
