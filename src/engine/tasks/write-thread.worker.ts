@@ -41,13 +41,19 @@ async function main(): Promise<void> {
   let ops = Ops.install(engine, {});
   const scheduler = engine.scheduler;
   scheduler.on('batchStarted', (event) => post({ type: 'batchStarted', event }));
+  // embedder calls first, so that whoever waits for the batch sees them counted (for /metrics)
+  const reportEmbedderCalls = () => {
+    const counts = takeUnreportedEmbedderCalls();
+    if (counts) post({ type: 'embedderCalls', counts });
+  };
   scheduler.on('batchFinished', (event) => {
-    // first, so that whoever waits for the batch sees its embedder calls counted
-    const embedderCalls = takeUnreportedEmbedderCalls();
-    if (embedderCalls) post({ type: 'embedderCalls', counts: embedderCalls });
+    reportEmbedderCalls();
     post({ type: 'batchFinished', event });
   });
-  scheduler.on('batchAborted', (event) => post({ type: 'batchAborted', event }));
+  scheduler.on('batchAborted', (event) => {
+    reportEmbedderCalls();
+    post({ type: 'batchAborted', event });
+  });
 
   port.on('message', (message: ToWriteThread) => {
     switch (message.type) {
