@@ -40,6 +40,9 @@ async function hitCount(page: Page): Promise<number> {
   return Number(match[1]!.replace(/,/g, ''));
 }
 
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 20_000 });
+
 const firstTitle = (page: Page) => page.locator('.ais-Hits-item').first().locator('.hit-title');
 
 describe('the search preview page in Chromium', () => {
@@ -79,14 +82,14 @@ describe('the search preview page in Chromium', () => {
   it('lists the indexes and searches the picked one as you type, typo included, with the match highlighted', async () => {
     await page.goto(`${h.url}/`);
     const picker = page.locator('#index-picker');
-    await expect.poll(() => picker.locator('option').allTextContents()).toEqual(['books', 'movies']);
+    await poll(() => picker.locator('option').allTextContents()).toEqual(['books', 'movies']);
     // no key prompt on a server without a master key
     expect(await page.locator('#key-prompt').isVisible()).toBe(false);
     await picker.selectOption('movies');
-    await expect.poll(() => hitCount(page)).toBe(films().length);
+    await poll(() => hitCount(page)).toBe(films().length);
 
     await page.locator('.ais-SearchBox-input').pressSequentially('grundhog', { delay: 30 });
-    await expect.poll(() => firstTitle(page).textContent()).toBe('Groundhog Day');
+    await poll(() => firstTitle(page).textContent()).toBe('Groundhog Day');
     expect(await firstTitle(page).locator('mark').allTextContents()).toEqual(['Groundhog']);
     // the extract is cropped around its matches
     const extract = page.locator('.ais-Hits-item').first().locator('.field', { hasText: 'extract' }).locator('dd');
@@ -96,46 +99,46 @@ describe('the search preview page in Chromium', () => {
 
   it('narrows the hits with a facet value of a filterable attribute', async () => {
     await page.locator('.ais-SearchBox-input').fill('');
-    await expect.poll(() => hitCount(page)).toBe(films().length);
+    await poll(() => hitCount(page)).toBe(films().length);
     const genres = page.locator('.facet[data-attribute="genres"]');
     const comedy = genres.locator('.ais-RefinementList-item', { hasText: 'Comedy' });
     const expected = films().filter((f) => (f.genres as string[]).includes('Comedy')).length;
     expect(Number(await comedy.locator('.ais-RefinementList-count').textContent())).toBe(expected);
     await comedy.locator('input').click();
-    await expect.poll(() => hitCount(page)).toBe(expected);
+    await poll(() => hitCount(page)).toBe(expected);
     expect(expected).toBeLessThan(films().length);
     await shot(page, '2-facet');
     await comedy.locator('input').click();
-    await expect.poll(() => hitCount(page)).toBe(films().length);
+    await poll(() => hitCount(page)).toBe(films().length);
   });
 
   it('ranks the film first for a paraphrase once the semanticRatio slider is turned up', async () => {
     await expect(page.locator('#semantic').isVisible()).resolves.toBe(true);
     await page.locator('.ais-SearchBox-input').fill(PARAPHRASE);
-    await expect.poll(() => page.locator('.ais-Hits-item').count()).toBeGreaterThan(0);
+    await poll(() => page.locator('.ais-Hits-item').count()).toBeGreaterThan(0);
     expect(await firstTitle(page).textContent()).not.toBe('Groundhog Day');
     await shot(page, '3-keyword-only');
 
     const slider = page.locator('#semantic-ratio');
     await slider.focus();
     for (let i = 0; i < 7; i++) await slider.press('ArrowRight');
-    await expect.poll(() => page.locator('#semantic-ratio-value').textContent()).toBe('0.7');
-    await expect.poll(() => firstTitle(page).textContent(), { timeout: 30_000 }).toBe('Groundhog Day');
+    await poll(() => page.locator('#semantic-ratio-value').textContent()).toBe('0.7');
+    await poll(() => firstTitle(page).textContent()).toBe('Groundhog Day');
     await shot(page, '4-semantic');
   }, 60_000);
 
   it('shows ranking scores on demand and the whole document in the document view', async () => {
     expect(await page.locator('.hit .score').count()).toBe(0);
     await page.locator('#show-scores').check();
-    await expect.poll(() => page.locator('.hit .score').count()).toBeGreaterThan(0);
+    await poll(() => page.locator('.hit .score').count()).toBeGreaterThan(0);
     const score = Number(await page.locator('.hit .score').first().textContent());
     expect(score).toBeGreaterThan(0);
     expect(score).toBeLessThanOrEqual(1);
 
     await page.locator('.ais-Hits-item').first().locator('.open-document').click();
     const dialog = page.locator('#document-view');
-    await expect.poll(() => dialog.isVisible()).toBe(true);
-    await expect.poll(async () => JSON.parse((await dialog.locator('#document-json').textContent()) ?? 'null')?.title).toBe('Groundhog Day');
+    await poll(() => dialog.isVisible()).toBe(true);
+    await poll(async () => JSON.parse((await dialog.locator('#document-json').textContent()) ?? 'null')?.title).toBe('Groundhog Day');
     await shot(page, '5-document');
     await page.locator('#document-close').click();
   });
@@ -164,23 +167,23 @@ describe('the preview page on a server with a master key', () => {
     const key = (await h.request('POST', '/keys', { key: MASTER, json: { actions: ['indexes.get', 'settings.get', 'search', 'documents.get'], indexes: ['*'], expiresAt: null } })).body.key as string;
     await page.goto(`${h.url}/`);
     const prompt = page.locator('#key-prompt');
-    await expect.poll(() => prompt.isVisible()).toBe(true);
+    await poll(() => prompt.isVisible()).toBe(true);
     expect(await page.locator('#key-prompt-reason').textContent()).toContain('Authorization header is missing');
 
     await page.locator('#key-input').fill('not-a-key');
     await page.locator('#key-prompt button[type="submit"]').click();
-    await expect.poll(() => page.locator('#key-prompt-reason').textContent()).toContain('The provided API key is invalid');
+    await poll(() => page.locator('#key-prompt-reason').textContent()).toContain('The provided API key is invalid');
     expect(await page.locator('#app').isVisible()).toBe(false);
 
     await page.locator('#key-input').fill(key);
     await page.locator('#key-prompt button[type="submit"]').click();
-    await expect.poll(() => prompt.isVisible()).toBe(false);
-    await expect.poll(() => hitCount(page)).toBe(30);
+    await poll(() => prompt.isVisible()).toBe(false);
+    await poll(() => hitCount(page)).toBe(30);
     expect(await page.evaluate(() => localStorage.getItem('search-preview:api-key'))).toBe(key);
     await shot(page, '6-api-key');
 
     await page.reload();
-    await expect.poll(() => hitCount(page)).toBe(30);
+    await poll(() => hitCount(page)).toBe(30);
     expect(await prompt.isVisible()).toBe(false);
   });
 });
