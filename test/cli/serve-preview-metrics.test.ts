@@ -29,6 +29,8 @@ describe('serve: the preview page and /metrics', () => {
     const page = await fetch(`${url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    // the page runs nothing but its own files and talks to this server only
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await page.text();
     for (const asset of ['preview.js', 'preview.css', 'licenses.txt']) {
       expect(html).toContain(`"${asset}"`);

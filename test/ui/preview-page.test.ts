@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPreviewPage, previewPageRoutes } from '../../src/http/routes/preview-page.js';
 import type { Document } from '../../src/engine/types.js';
 import { books, movies } from '../data.js';
@@ -49,6 +49,7 @@ describe('the search preview page in Chromium', () => {
   let h: Harness;
   let browser: Browser;
   let page: Page;
+  const problems: string[] = [];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -72,7 +73,14 @@ describe('the search preview page in Chromium', () => {
     );
     browser = await launchBrowser();
     page = await browser.context.newPage();
+    // script errors, failed requests, Content-Security-Policy refusals: none is expected here
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => message.type() === 'error' && problems.push(`console: ${message.text()} (${message.location().url})`));
   }, 300_000);
+
+  afterEach(() => {
+    expect(problems.splice(0)).toEqual([]);
+  });
 
   afterAll(async () => {
     await browser?.close();

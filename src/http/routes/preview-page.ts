@@ -39,6 +39,12 @@ export function loadPreviewPage(dir: string = previewPageDir()): Map<string, Ass
   return assets;
 }
 
+/**
+ * The page loads its own files and talks to this server only; InstantSearch sets inline styles.
+ * Nothing else may run in it, nor may another site frame it.
+ */
+const PAGE_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
 /** The reference's answer at `/` when its dashboard is off; kept for clients that probe it. */
 const RUNNING = { status: 'Meilisearch is running' };
 
@@ -60,7 +66,8 @@ export function previewPageRoutes(assets: Map<string, Asset> | null): RouteModul
         action: null,
         handler: ({ reply }) => {
           // the page changes only with the package: let browsers revalidate rather than guess
-          reply.type(asset.contentType).header('cache-control', 'no-cache');
+          reply.type(asset.contentType).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff');
+          if (name === 'index.html') reply.header('content-security-policy', PAGE_POLICY);
           return asset.body;
         },
       });
