@@ -6,12 +6,13 @@
  * counts read from the stores at scrape time, embedder calls as counted by embedders/call-counts
  * (worker threads report theirs), webhook outcomes from the notifier. Names shared with the
  * reference (`meilisearch_*`) keep their meaning, so existing dashboards work; what the
- * reference lacks is named `search_*`.
+ * reference lacks is named `search_*`; prom-client's standard `process_*` and `nodejs_*` metrics
+ * describe the serving process.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { embedderCallTotals } from '../engine/embedders/call-counts.js';
 import type { Engine } from '../engine/engine.js';
 import type { BatchFinished } from '../engine/tasks/scheduler.js';
@@ -88,6 +89,8 @@ export class ServerMetrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
+    // the process's own: memory, CPU, event-loop delay (what a slow HTTP thread shows first), GC
+    collectDefaultMetrics({ register: this.registry });
     this.taskGauges(registers);
     this.storeGauges(registers);
     this.batchHistogram(registers);

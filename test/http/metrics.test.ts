@@ -153,5 +153,8 @@ describe('GET /metrics', () => {
     expect(valueOf(samples, 'search_webhook_deliveries_total', { outcome: 'delivered' })).toBe(received);
     expect(valueOf(samples, 'search_webhook_deliveries_total', { outcome: 'failed' })).toBe(0);
     expect(valueOf(samples, 'meilisearch_is_indexing')).toBe(0);
+    // the serving process itself
+    expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
   });
 });
