@@ -53,6 +53,8 @@ describe('the search preview page in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    // first: without a browser the test fails at once, before the indexing
+    browser = await launchBrowser();
     const assets = loadPreviewPage();
     if (!assets) throw new Error('dist/preview is missing: the page is built by `npm run build` (node web/build.mjs)');
     h = await startHarness({ routes: [previewPageRoutes(assets)] });
@@ -71,7 +73,6 @@ describe('the search preview page in Chromium', () => {
         },
       }),
     );
-    browser = await launchBrowser();
     page = await browser.context.newPage();
     // script errors, failed requests, Content-Security-Policy refusals: none is expected here
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -159,10 +160,10 @@ describe('the preview page on a server with a master key', () => {
   let page: Page;
 
   beforeAll(async () => {
+    browser = await launchBrowser();
     h = await startSecured({ masterKey: MASTER, realSearch: true, routes: () => [previewPageRoutes(loadPreviewPage())] });
     const created = await h.request('POST', '/indexes/books/documents', { key: MASTER, json: books().slice(0, 30) });
     await h.engine.waitForTask(created.body.taskUid, { timeoutMs: 60_000 });
-    browser = await launchBrowser();
     page = await browser.context.newPage();
   }, 120_000);
 
