@@ -9,6 +9,23 @@ import { createSecurity, StartupError, type Security } from '../src/http/auth.js
 import { openWithOps, startupOptionsFrom } from '../src/engine/ops/startup.js';
 import { dumpRoutes } from '../src/http/routes/dumps.js';
 import { snapshotRoutes } from '../src/http/routes/snapshots.js';
+import { loadPreviewPage, previewPageRoutes } from '../src/http/routes/preview-page.js';
+import { metricsRoutes } from '../src/http/routes/metrics.js';
+import { engineMetricsSources, ServerMetrics } from '../src/http/metrics.js';
+import type { ResolvedOptions } from '../src/cli/serve-options.js';
+
+/** Whether `/metrics` answers; the one place that decides, asked on every scrape. */
+function metricsFeature(options: ResolvedOptions): () => boolean {
+  return () => options['experimental-enable-metrics'] === true;
+}
+
+/** The preview page's files, or null when it is off (production, `--no-preview-page`) or not built. */
+function previewPage(options: ResolvedOptions, warn: (message: string) => void) {
+  if (options.env === 'production' || options['no-preview-page'] === true) return null;
+  const page = loadPreviewPage();
+  if (!page) warn('The search preview page is not built (run `npm run build`): `/` only answers that the server runs.');
+  return page;
+}
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -68,9 +85,16 @@ export default class Serve extends Command {
       throw error;
     }
     for (const warning of security.warnings) this.warn(warning);
+    const metrics = new ServerMetrics(engineMetricsSources(engine, security.notifier));
     const server = createServer(engine, {
       guard: security.guard,
-      routes: [...security.routes, dumpRoutes(ops), snapshotRoutes(ops)],
+      routes: [
+        ...security.routes,
+        dumpRoutes(ops),
+        snapshotRoutes(ops),
+        metricsRoutes(metrics, metricsFeature(options)),
+        previewPageRoutes(previewPage(options, (message) => this.warn(message))),
+      ],
       payloadSizeLimit: options['http-payload-size-limit'] as number,
       // Request logs are debug-level noise; operators asking for debug or trace get them.
       logLevel: logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'off',

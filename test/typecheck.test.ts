@@ -10,3 +10,9 @@ test('the whole project type-checks under strict TypeScript', async () => {
   expect(result.stdout + result.stderr).toBe('');
   expect(result.exitCode).toBe(0);
 }, 300_000);
+
+test('the preview page (web/preview, browser code bundled by esbuild) type-checks too', async () => {
+  const result = await execa(process.execPath, [tsc, '-p', 'web/preview/tsconfig.json'], { reject: false });
+  expect(result.stdout + result.stderr).toBe('');
+  expect(result.exitCode).toBe(0);
+}, 300_000);

@@ -74,6 +74,19 @@ export const SERVE_OPTIONS: OptionSpec[] = [
       'Private, loopback or link-local networks that webhooks and REST embedders may call (comma-separated CIDRs, or `any`). Default: public addresses only.',
   },
   {
+    name: 'no-preview-page',
+    kind: 'boolean',
+    default: false,
+    description:
+      'Do not serve the search preview page at `/` (it is never served with --env production); `/` then answers `{"status":"Meilisearch is running"}` as the reference does.',
+  },
+  {
+    name: 'experimental-enable-metrics',
+    kind: 'boolean',
+    default: false,
+    description: 'Serve Prometheus metrics at GET /metrics (API-key action `metrics.get`, on all indexes); off: /metrics answers 400 feature_not_enabled.',
+  },
+  {
     name: 'log-level',
     kind: 'enum',
     values: ['OFF', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'],

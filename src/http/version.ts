@@ -25,7 +25,7 @@ export interface VersionInfo {
 export const COMPATIBLE_MEILISEARCH_VERSION = '1.35.0';
 
 /** The package root: two levels above this file both in `src/http` and in `dist/src/http`. */
-function packageRoot(): string {
+export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 4; i++) {
     try {

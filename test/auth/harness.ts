@@ -10,6 +10,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { createSecurity, type Security, type SecurityOptions } from '../../src/http/auth.js';
 import type { HttpEngine } from '../../src/http/engine-port.js';
 import { createServer, type SearchServer } from '../../src/http/server.js';
+import type { RouteModule } from '../../src/http/routes/index.js';
 
 export interface SecuredHarness {
   engine: Engine;
@@ -29,6 +30,8 @@ export async function startSecured(
     logs?: string[];
     /** Serve the engine's own search methods (recording what reaches them) instead of stand-ins. */
     realSearch?: boolean;
+    /** Further route modules (metrics, preview page…), built once the engine and security exist. */
+    routes?: (engine: Engine, security: Security) => RouteModule[];
   } = {},
 ): Promise<SecuredHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'search-auth-'));
@@ -72,7 +75,7 @@ export async function startSecured(
       harness.lastAccess = access;
       return security.guard(request, access);
     },
-    routes: security.routes,
+    routes: [...security.routes, ...(o.routes?.(engine, security) ?? [])],
   });
   const { url } = await server.listen('127.0.0.1:0');
 

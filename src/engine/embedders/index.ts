@@ -12,6 +12,7 @@ import { OpenAiEmbedder } from './openAi.js';
 import { RestEmbedder } from './rest.js';
 import { EmbeddingFailure, type Embedder } from './types.js';
 import { UserProvidedEmbedder } from './userProvided.js';
+import { countEmbedderCall } from './call-counts.js';
 
 export * from './types.js';
 export { validateEmbedders, mergeEmbedders, updateEmbedders, redactEmbedders, type EmbeddersPatch } from './settings.js';
@@ -24,7 +25,7 @@ export function embedderFor(settings: EmbedderSettings): Embedder {
   const key = JSON.stringify(settings);
   let embedder = cache.get(key);
   if (!embedder) {
-    embedder = build(settings);
+    embedder = counted(build(settings));
     if (cache.size > 128) cache.clear();
     cache.set(key, embedder);
   }
@@ -32,6 +33,23 @@ export function embedderFor(settings: EmbedderSettings): Embedder {
 }
 
 const pooling = (v: unknown): Pooling | undefined => (v === 'useModel' || v === 'forceMean' || v === 'forceCls' ? v : undefined);
+
+/** The same embedder, its `embed` calls counted for `/metrics` (see call-counts.ts). */
+function counted(embedder: Embedder): Embedder {
+  const embed = embedder.embed?.bind(embedder);
+  if (!embed) return embedder;
+  embedder.embed = async (texts, purpose) => {
+    try {
+      const vectors = await embed(texts, purpose);
+      countEmbedderCall(embedder.source, false);
+      return vectors;
+    } catch (error) {
+      countEmbedderCall(embedder.source, true);
+      throw error;
+    }
+  };
+  return embedder;
+}
 
 function build(s: Record<string, unknown>): Embedder {
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);

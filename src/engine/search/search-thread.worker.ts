@@ -3,6 +3,7 @@
  * answering search requests with their serialized response bodies.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
 import { Engine } from '../engine.js';
 import { toSearchError } from '../errors.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
@@ -15,6 +16,12 @@ function post(message: FromSearchThread): void {
   port.postMessage(message);
 }
 
+/** Query embeddings made by this thread since the last report, for /metrics. */
+function reportEmbedderCalls(): void {
+  const counts = takeUnreportedEmbedderCalls();
+  if (counts) post({ type: 'embedderCalls', counts });
+}
+
 async function main(): Promise<void> {
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
   const engine = await Engine.open({ dbPath: data.dbPath, logLevel: 'off', writer: 'none', skipVersionCheck: true });
@@ -25,10 +32,12 @@ async function main(): Promise<void> {
           (body) => {
             // transferred, not copied, when the body has its memory to itself (a small Buffer shares Node's pool)
             const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
+            reportEmbedderCalls(); // before the answer, so that a scrape after it sees the call
             port.postMessage({ type: 'answer', id: message.id, body: own } satisfies FromSearchThread, [own.buffer as ArrayBuffer]);
           },
           (error: unknown) => {
             const searchError = toSearchError(error);
+            reportEmbedderCalls();
             post({ type: 'failed', id: message.id, code: searchError.code, message: searchError.message });
           },
         );

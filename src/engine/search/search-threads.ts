@@ -11,6 +11,7 @@
  * follow (see IndexStore.sync). Each request goes to the thread with the fewest pending.
  */
 import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-counts.js';
 import { SearchError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
@@ -42,6 +43,8 @@ export type FromSearchThread =
   /** The response body as UTF-8 JSON, in a buffer of its own (transferred, not copied). */
   | { type: 'answer'; id: number; body: Uint8Array }
   | { type: 'failed'; id: number; code: string; message: string }
+  /** Query embeddings made since the last report, for /metrics (see embedders/call-counts.ts). */
+  | { type: 'embedderCalls'; counts: EmbedderCallCounts }
   | { type: 'closed' };
 
 const SCRIPT = workerScriptUrl(import.meta.url, './search-thread.worker.js');
@@ -65,6 +68,7 @@ class SearchThread {
         if (message.type === 'ready') resolve();
         else if (message.type === 'answer') this.settle(message.id)?.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
         else if (message.type === 'failed') this.settle(message.id)?.reject(new SearchError(message.code, message.message));
+        else if (message.type === 'embedderCalls') addEmbedderCalls(message.counts);
       });
       worker.on('error', reject);
       worker.on('exit', (code) => {

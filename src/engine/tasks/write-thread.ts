@@ -15,6 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-counts.js';
 import { SearchError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
@@ -57,6 +58,8 @@ export type FromWriteThread =
   | { type: 'batchStarted'; event: BatchStarted }
   | { type: 'batchFinished'; event: BatchFinished }
   | { type: 'batchAborted'; event: { batchUid: number } }
+  /** Embedder calls made since the last report, for /metrics (see embedders/call-counts.ts). */
+  | { type: 'embedderCalls'; counts: EmbedderCallCounts }
   | { type: 'stopped' }
   | { type: 'closed' };
 
@@ -165,6 +168,9 @@ export class WriteThread extends EventEmitter implements WriteSide {
         this.current = null;
         this.options.beforeBatchFinished?.(message.event);
         this.emit('batchFinished', message.event);
+        break;
+      case 'embedderCalls':
+        addEmbedderCalls(message.counts);
         break;
       case 'stopped':
         this.stopAcks.shift()?.();

@@ -4,6 +4,7 @@
  * messages and reporting batch events and log lines back to it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
 import { Engine, type LogLevel } from '../engine.js';
 import { toSearchError } from '../errors.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
@@ -40,8 +41,19 @@ async function main(): Promise<void> {
   let ops = Ops.install(engine, {});
   const scheduler = engine.scheduler;
   scheduler.on('batchStarted', (event) => post({ type: 'batchStarted', event }));
-  scheduler.on('batchFinished', (event) => post({ type: 'batchFinished', event }));
-  scheduler.on('batchAborted', (event) => post({ type: 'batchAborted', event }));
+  // embedder calls first, so that whoever waits for the batch sees them counted (for /metrics)
+  const reportEmbedderCalls = () => {
+    const counts = takeUnreportedEmbedderCalls();
+    if (counts) post({ type: 'embedderCalls', counts });
+  };
+  scheduler.on('batchFinished', (event) => {
+    reportEmbedderCalls();
+    post({ type: 'batchFinished', event });
+  });
+  scheduler.on('batchAborted', (event) => {
+    reportEmbedderCalls();
+    post({ type: 'batchAborted', event });
+  });
 
   port.on('message', (message: ToWriteThread) => {
     switch (message.type) {

@@ -62,6 +62,8 @@ export class WebhookNotifier {
   private readonly timeoutMs: number;
   private readonly maxPending: number;
   private readonly abort = new AbortController();
+  /** Notifications delivered and given up (after every attempt, or dropped), for /metrics. */
+  readonly outcomes = { delivered: 0, failed: 0 };
 
   constructor(private readonly options: NotifierOptions) {
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 4);
@@ -93,6 +95,7 @@ export class WebhookNotifier {
     for (const target of targets) {
       if (this.pending.size >= this.maxPending) {
         this.log('warn', `too many webhook calls in flight; batch ${batchUid} not sent to ${describeUrl(target.url)}`);
+        this.outcomes.failed++;
         continue;
       }
       // One webhook receives its batches in order: each call waits for the previous one to it.
@@ -115,6 +118,7 @@ export class WebhookNotifier {
       payload = await body;
     } catch (error) {
       this.log('error', `cannot compress the notification of batch ${batchUid}: ${(error as Error).message}`);
+      this.outcomes.failed++;
       return;
     }
     const headers: Record<string, string> = {
@@ -135,7 +139,10 @@ export class WebhookNotifier {
           policy: this.options.policy,
           signal: this.abort.signal,
         });
-        if (res.status < 400) return;
+        if (res.status < 400) {
+          this.outcomes.delivered++;
+          return;
+        }
         lastProblem = `HTTP ${res.status}`;
         if (!retryable(res.status)) break;
       } catch (error) {
@@ -149,6 +156,7 @@ export class WebhookNotifier {
       }
     }
     this.log('warn', `webhook ${where}: could not deliver batch ${batchUid}: ${lastProblem}`);
+    this.outcomes.failed++;
   }
 
   private sleep(ms: number): Promise<void> {
