@@ -24,7 +24,7 @@ import type { Settings } from '../../settings/types.js';
 import type { TaskPayload } from '../../tasks/payload.js';
 import { isoDuration } from '../../tasks/scheduler.js';
 import type { TaskRecord } from '../../tasks/store.js';
-import type { Document, TaskStatus, TaskType } from '../../types.js';
+import type { Batch, Document, TaskStatus, TaskType } from '../../types.js';
 import { isAction } from '../../auth/actions.js';
 import { JsonlWriter } from './jsonl.js';
 import { fromDumpDetails, kindName, kindToType, type DumpTask } from './layout.js';
@@ -217,12 +217,28 @@ async function importBatches(engine: Engine, reader: DumpReader): Promise<void> 
   const store = engine.tasks;
   const meta = store.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
   let next = 0;
-  for await (const batch of reader.batches()) {
+  for await (const dumped of reader.batches()) {
+    const batch = publicBatch(dumped);
     store.write(() => store.putBatch(batch));
     next = Math.max(next, batch.uid + 1);
   }
   if (next > 0) store.write(() => meta.putSync('nextBatchUid', next));
   await store.flushed();
+}
+
+/**
+ * Meilisearch's batch lines hold `stopReason` and `enqueuedAt` but no duration; the public batch
+ * shows the reason as `batchStrategy` and the duration between start and finish.
+ */
+function publicBatch(dumped: Batch & { stopReason?: string; enqueuedAt?: unknown }): Batch {
+  const { stopReason, enqueuedAt: _enqueuedAt, ...batch } = dumped;
+  const ms = batch.finishedAt ? Date.parse(batch.finishedAt) - Date.parse(batch.startedAt) : NaN;
+  return {
+    ...batch,
+    progress: batch.progress ?? null,
+    duration: batch.duration ?? (Number.isFinite(ms) && ms >= 0 ? isoDuration(ms) : null),
+    ...(batch.batchStrategy === undefined && stopReason !== undefined ? { batchStrategy: stopReason } : {}),
+  };
 }
 
 async function importAuth(auth: AuthEnv, reader: DumpReader, log: (m: string) => void): Promise<void> {
