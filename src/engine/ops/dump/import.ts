@@ -143,11 +143,25 @@ async function writeChunk(index: Index, chunk: Document[], primaryKey: string | 
   return count;
 }
 
+/** Tasks are written this many per transaction: a long history imports in seconds. */
+const TASKS_PER_WRITE = 1000;
+
 async function importTasks(engine: Engine, reader: DumpReader, log: (m: string) => void): Promise<number> {
   const store = engine.tasks;
   const meta = store.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
   let count = 0;
   let next = 0;
+  let batch: TaskRecord[] = [];
+  const flush = () => {
+    // keep the dump's task uids: the next uid the store hands out is the dumped one
+    store.write(() => {
+      for (const { uid, ...record } of batch) {
+        meta.putSync('nextTaskUid', uid);
+        store.insert(record);
+      }
+    });
+    batch = [];
+  };
   for await (const { task, updateFile } of reader.tasks()) {
     const type = supportedType(task.type);
     if (!type) {
@@ -155,47 +169,50 @@ async function importTasks(engine: Engine, reader: DumpReader, log: (m: string) 
       log(`dump: task ${task.uid} of kind \`${kindName(task.type)}\` is not supported by this engine and is left out`);
       continue;
     }
-    const status: TaskStatus = task.status === 'processing' ? 'enqueued' : task.status;
-    const pending = status === 'enqueued';
-    let payload: TaskPayload;
-    if (pending && updateFile) {
-      const name = `${randomUUID()}.ndjson`;
-      const writer = new JsonlWriter(join(engine.paths.updateFiles, name));
-      try {
-        for await (const doc of updateFile) await writer.push(doc);
-      } finally {
-        await writer.close();
-      }
-      payload = documentsPayload(task, name, writer.count);
-    } else {
-      payload = payloadOf(task);
-    }
-    const record: Omit<TaskRecord, 'uid'> = {
-      batchUid: pending ? null : (task.batchUid ?? null),
-      indexUid: task.indexUid ?? null,
-      status,
-      type,
-      canceledBy: task.canceledBy ?? null,
-      details: fromDumpDetails(task.details),
-      error: task.error ?? null,
-      duration: pending ? null : (task.duration ?? durationOf(task)),
-      enqueuedAt: task.enqueuedAt,
-      startedAt: pending ? null : (task.startedAt ?? null),
-      finishedAt: pending ? null : (task.finishedAt ?? null),
-      payload,
-    };
-    // keep the dump's task uids: the next uid the store hands out is the dumped one
-    store.write(() => {
-      meta.putSync('nextTaskUid', task.uid);
-      store.insert(record);
-    });
+    const pending = task.status === 'enqueued' || task.status === 'processing';
+    const payload = pending && updateFile ? await writeUpdateFile(engine, task, updateFile) : payloadOf(task);
+    batch.push({ uid: task.uid, ...taskRecord(task, type, payload) });
+    if (batch.length >= TASKS_PER_WRITE) flush();
     next = Math.max(next, task.uid + 1);
     count++;
   }
+  flush();
   // queues of dumps v4/v5 list the newest task first: new tasks continue after the highest uid
   store.write(() => meta.putSync('nextTaskUid', next));
   await store.flushed();
   return count;
+}
+
+/** The documents of an enqueued document task, as an update file of the new database. */
+async function writeUpdateFile(engine: Engine, task: DumpTask, documents: AsyncIterable<Document>): Promise<TaskPayload> {
+  const name = `${randomUUID()}.ndjson`;
+  const writer = new JsonlWriter(join(engine.paths.updateFiles, name));
+  try {
+    for await (const doc of documents) await writer.push(doc);
+  } finally {
+    await writer.close();
+  }
+  return documentsPayload(task, name, writer.count);
+}
+
+/** A task processing at dump time is enqueued again, as if it had never started. */
+function taskRecord(task: DumpTask, type: TaskType, payload: TaskPayload): Omit<TaskRecord, 'uid'> {
+  const status: TaskStatus = task.status === 'processing' ? 'enqueued' : task.status;
+  const pending = status === 'enqueued';
+  return {
+    batchUid: pending ? null : (task.batchUid ?? null),
+    indexUid: task.indexUid ?? null,
+    status,
+    type,
+    canceledBy: task.canceledBy ?? null,
+    details: fromDumpDetails(task.details),
+    error: task.error ?? null,
+    duration: pending ? null : (task.duration ?? durationOf(task)),
+    enqueuedAt: task.enqueuedAt,
+    startedAt: pending ? null : (task.startedAt ?? null),
+    finishedAt: pending ? null : (task.finishedAt ?? null),
+    payload,
+  };
 }
 
 function supportedType(kind: DumpTask['type']): TaskType | null {
