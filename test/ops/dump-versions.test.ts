@@ -340,6 +340,23 @@ describe('refused dumps leave nothing behind', () => {
     expect(readdirSync(parent)).toEqual([]);
   });
 
+  test('a document the engine refuses fails the import with its index and reason, and leaves nothing', async () => {
+    const file = await pack('bad-doc', {
+      'metadata.json': { dumpVersion: 'V6', dbVersion: '1.10.0', dumpDate: '2024-10-01T00:00:00Z' },
+      'keys.jsonl': '',
+      'tasks/queue.jsonl': '',
+      'indexes/movies/metadata.json': { uid: 'movies', primaryKey: 'id', createdAt: '2024-10-01T00:00:00Z', updatedAt: '2024-10-01T00:00:00Z' },
+      'indexes/movies/settings.json': {},
+      'indexes/movies/documents.jsonl': JSON.stringify({ id: 1 }) + '\n' + JSON.stringify({ id: 'not a valid id!' }) + '\n',
+    });
+    const parent = join(root, 'bad-doc-target');
+    await expect(importDump(file, join(parent, 'data.ms'))).rejects.toMatchObject({
+      code: 'invalid_dump',
+      message: expect.stringMatching(/cannot be imported: index `movies`: .*not a valid id!.*\(`invalid_document_id`\)/),
+    });
+    expect(readdirSync(parent)).toEqual([]);
+  });
+
   test('an unknown dump version is refused', async () => {
     const file = await pack('v7', { 'metadata.json': { dumpVersion: 'V7', dbVersion: '9.0.0', dumpDate: '2030-01-01T00:00:00Z' } });
     await expect(importDump(file, join(root, 'v7-target', 'data.ms'))).rejects.toThrow(/dump version `V7` is not supported \(expected one of V1, V2, V3, V4, V5, V6\)/);

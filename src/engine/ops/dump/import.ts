@@ -94,8 +94,10 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
     await auth?.close().catch(() => {});
     await engine?.close().catch(() => {});
     await rm(staging, { recursive: true, force: true });
-    if (error instanceof SearchError) throw error;
-    throw new SearchError('invalid_dump', `The dump \`${file}\` cannot be imported: ${(error as Error).message}.`, { cause: error });
+    if (error instanceof SearchError && (error.code === 'invalid_dump' || error.code === 'invalid_state')) throw error;
+    // e.g. a document the engine refuses: say which dump, keep the engine's reason and code
+    const reason = error instanceof SearchError ? `${error.message} (\`${error.code}\`)` : `${(error as Error).message}.`;
+    throw new SearchError('invalid_dump', `The dump \`${file}\` cannot be imported: ${reason}`, { cause: error });
   } finally {
     await reader.close();
   }
@@ -110,7 +112,14 @@ async function importIndexes(engine: Engine, reader: DumpReader, chunkSize: numb
     const settings = importedSettings(dumped.settings, `index \`${dumped.uid}\``, log);
     const missing = new Map<string, number>();
     const vectorsAsGiven = { onMissing: (embedder: string, ids: string[]) => missing.set(embedder, (missing.get(embedder) ?? 0) + ids.length) };
-    const write = (chunk: Document[]) => writeChunk(index, chunk, metadata.primaryKey, settings, vectorsAsGiven);
+    const write = async (chunk: Document[]) => {
+      try {
+        return await writeChunk(index, chunk, metadata.primaryKey, settings, vectorsAsGiven);
+      } catch (error) {
+        const code = error instanceof SearchError ? error.code : 'internal';
+        throw new SearchError(code, `index \`${dumped.uid}\`: ${(error as Error).message}`, { cause: error });
+      }
+    };
     index.store.write(() => index.store.setSettings(settings));
     let chunk: Document[] = [];
     let count = 0;
