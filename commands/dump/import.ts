@@ -5,6 +5,7 @@ export default class DumpImport extends Command {
   static override summary = 'Build a local database from a dump file, re-indexing every document.';
 
   static override description =
+    'Reads dumps of this engine and of Meilisearch, dump versions v1 (0.20) to v6 (1.x). ' +
     'Imports into a staging directory beside --db-path and renames it into place only when the whole dump went in: a ' +
     'corrupt or truncated dump fails with a clear error and leaves nothing behind. The same as starting ' +
     '`search serve --import-dump <file>`, without serving.';

@@ -26,6 +26,11 @@ export interface DocumentChange {
 export interface PrepareOptions {
   /** `apply` will run right after `clear` (a re-index): nothing stored needs reading back. */
   fromScratch?: boolean;
+  /**
+   * Dump import: never call an embedder. Documents keep the vectors they carry, with their
+   * `regenerate` flags; those without are reported here and get vectors at their next update.
+   */
+  vectorsAsGiven?: { onMissing(embedder: string, documentIds: string[]): void };
 }
 
 export interface ApplyContext {

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
 import { SearchError } from '../errors.js';
-import type { DocumentChange, IndexExtension, ApplyContext } from '../index/extension.js';
+import type { DocumentChange, IndexExtension, ApplyContext, PrepareOptions } from '../index/extension.js';
 import type { Bitmap, IndexStore } from '../index/store.js';
 import type { EmbedderSettings, Settings } from '../settings/types.js';
 import type { Document } from '../types.js';
@@ -137,10 +137,12 @@ export class VectorsExtension implements IndexExtension {
 
   // --- prepare: decide and embed, outside the transaction ---------------------------------------
 
-  async prepare(changes: readonly DocumentChange[], settings: Settings, store: IndexStore): Promise<Prepared> {
+  async prepare(changes: readonly DocumentChange[], settings: Settings, store: IndexStore, options?: PrepareOptions): Promise<Prepared> {
     const prepared: Prepared = { plans: new Map(), dimensions: new Map() };
     const names = Object.keys(settings.embedders);
     if (names.length === 0) return prepared;
+    const asGiven = options?.vectorsAsGiven;
+    if (asGiven) return this.prepareAsGiven(changes, settings, store, asGiven);
     const state = this.state(store);
     for (const name of names) {
       try {
@@ -220,6 +222,49 @@ export class VectorsExtension implements IndexExtension {
       const known = dims.get(name) ?? embedderFor(settings.embedders[name]!).dimensions() ?? firstLength(prepared.plans.get(name)!);
       if (known !== undefined) prepared.dimensions.set(name, known);
     }
+    return prepared;
+  }
+
+  /**
+   * `prepare` for a dump import: the vectors the documents carry, and no others. The embedder is
+   * not even built (its model may not be on this machine), so the dimensions come from the
+   * configuration or the vectors themselves.
+   */
+  private prepareAsGiven(
+    changes: readonly DocumentChange[],
+    settings: Settings,
+    store: IndexStore,
+    report: NonNullable<PrepareOptions['vectorsAsGiven']>,
+  ): Prepared {
+    const prepared: Prepared = { plans: new Map(), dimensions: new Map() };
+    const state = this.state(store);
+    const names = Object.keys(settings.embedders);
+    const dims = new Map(names.map((n) => [n, (settings.embedders[n]!.dimensions as number | undefined) ?? state.meta.get(n)?.dimensions]));
+    const missing = new Map(names.map((n) => [n, [] as string[]]));
+    for (const name of names) prepared.plans.set(name, new Map());
+    for (const change of changes) {
+      const doc = change.after;
+      if (!doc) continue;
+      const id = externalId(change, store.primaryKey);
+      const provided = parseDocumentVectors(doc._vectors, id, (n) => dims.get(n) ?? prepared.dimensions.get(n), names);
+      for (const name of names) {
+        const config = settings.embedders[name]!;
+        const given = provided.get(name);
+        const plans = prepared.plans.get(name)!;
+        const vectors = given?.embeddings ?? [];
+        if (vectors.length === 0) {
+          if (config.source !== 'userProvided' && !(given && !given.regenerate)) missing.get(name)!.push(id);
+          plans.set(change.docid, { kind: 'remove', state: { hash: null, regenerate: given?.regenerate ?? config.source !== 'userProvided', count: 0 } });
+          continue;
+        }
+        if (!prepared.dimensions.has(name)) prepared.dimensions.set(name, dims.get(name) ?? vectors[0]!.length);
+        const fp = fingerprint(config);
+        // generated vectors remember the text they were made from, so an unchanged document keeps them
+        const hash = !given!.regenerate ? vectorsHash(vectors, fp) : config.source === 'userProvided' ? null : renderedHash(doc, config, settings, fp);
+        plans.set(change.docid, { kind: 'set', vectors, state: { hash, regenerate: given!.regenerate, count: vectors.length } });
+      }
+    }
+    for (const [name, ids] of missing) if (ids.length) report.onMissing(name, ids);
     return prepared;
   }
 
@@ -368,6 +413,14 @@ function freshlyProvided(change: DocumentChange, embedder: string, store: IndexS
   const entry = (doc: Document | undefined) => JSON.stringify((doc?._vectors as Record<string, unknown> | undefined)?.[embedder]);
   if (change.before) return entry(change.before) !== entry(change.after);
   return store.getDocument(change.docid) === undefined;
+}
+
+function renderedHash(doc: Document, config: EmbedderSettings, settings: Settings, fp: string): string | null {
+  try {
+    return contentHash(renderFor(doc, config, settings), fp);
+  } catch {
+    return null; // re-rendered and embedded at the document's next update
+  }
 }
 
 function externalId(change: DocumentChange, primaryKey: string | null): string {

@@ -1,5 +1,7 @@
 /**
- * `--import-dump`: build a database from a dump, re-indexing every document.
+ * `--import-dump`: build a database from a dump, re-indexing every document. Any dump version
+ * Meilisearch wrote (v1 to v6) is read into the v6 shapes by the reader; documents go in with
+ * the vectors they carry, no embedder is called.
  *
  * Everything is written into a staging directory beside the target and renamed into place only
  * when the whole dump went in, so a corrupt or truncated dump (or a crash) never leaves a
@@ -17,14 +19,18 @@ import { Engine } from '../../engine.js';
 import { SearchError } from '../../errors.js';
 import type { Index } from '../../index/index.js';
 import { ChangeSet, prepareExtensions } from '../../index/pipeline.js';
-import { applySettingsPatch } from '../../settings/apply.js';
-import { defaultSettings, type Settings } from '../../settings/types.js';
+import type { PrepareOptions } from '../../index/extension.js';
+import type { Settings } from '../../settings/types.js';
 import type { TaskPayload } from '../../tasks/payload.js';
+import { isoDuration } from '../../tasks/scheduler.js';
 import type { TaskRecord } from '../../tasks/store.js';
-import type { Document, TaskStatus } from '../../types.js';
+import type { Batch, Document, TaskStatus, TaskType } from '../../types.js';
+import { isAction } from '../../auth/actions.js';
 import { JsonlWriter } from './jsonl.js';
-import { fromDumpDetails, kindContent, kindName, kindToType, type DumpTask } from './layout.js';
+import { fromDumpDetails, kindName, kindToType, type DumpTask } from './layout.js';
 import { DumpReader } from './reader.js';
+import { importedSettings } from './settings.js';
+import { documentsPayload, payloadOf } from './task-payload.js';
 
 export interface DumpImportOptions {
   ignoreMissing?: boolean;
@@ -58,7 +64,7 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
   const parent = dirname(resolve(dbPath));
   await mkdir(parent, { recursive: true });
   await removeLeftovers(parent, basename(resolve(dbPath)));
-  const reader = await DumpReader.open(file, { workDir: parent });
+  const reader = await DumpReader.open(file, { workDir: parent, log });
   const staging = await mkdtemp(join(parent, `.${basename(resolve(dbPath))}.import-`));
   let engine: Engine | null = null;
   let auth: AuthEnv | null = null;
@@ -66,11 +72,12 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
     if (reader.instanceUid) await writeFile(join(staging, 'instance-uid'), reader.instanceUid);
     engine = await Engine.open({ dbPath: staging, autoProcess: false, logLevel: 'off' });
     auth = AuthEnv.open(staging);
-    log(`importing dump \`${file}\` (written by version ${reader.metadata.dbVersion} on ${reader.metadata.dumpDate})`);
+    const date = reader.metadata.dumpDate ? ` on ${reader.metadata.dumpDate}` : '';
+    log(`importing dump \`${file}\` (dump ${reader.version.toLowerCase()}, written by version ${reader.metadata.dbVersion}${date})`);
     const { indexes, documents } = await importIndexes(engine, reader, options.chunkSize ?? 10_000, log);
-    const tasks = await importTasks(engine, reader);
+    const tasks = await importTasks(engine, reader, log);
     await importBatches(engine, reader);
-    await importAuth(auth, reader);
+    await importAuth(auth, reader, log);
     log(`dump imported: ${indexes} index(es), ${documents} document(s), ${tasks} task(s)`);
     await auth.close();
     auth = null;
@@ -87,8 +94,10 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
     await auth?.close().catch(() => {});
     await engine?.close().catch(() => {});
     await rm(staging, { recursive: true, force: true });
-    if (error instanceof SearchError) throw error;
-    throw new SearchError('invalid_dump', `The dump \`${file}\` cannot be imported: ${(error as Error).message}.`, { cause: error });
+    if (error instanceof SearchError && (error.code === 'invalid_dump' || error.code === 'invalid_state')) throw error;
+    // e.g. a document the engine refuses: say which dump, keep the engine's reason and code
+    const reason = error instanceof SearchError ? `${error.message} (\`${error.code}\`)` : `${(error as Error).message}.`;
+    throw new SearchError('invalid_dump', `The dump \`${file}\` cannot be imported: ${reason}`, { cause: error });
   } finally {
     await reader.close();
   }
@@ -100,19 +109,31 @@ async function importIndexes(engine: Engine, reader: DumpReader, chunkSize: numb
   for await (const dumped of reader.indexes()) {
     const { metadata } = dumped;
     const index = engine.indexes.create(dumped.uid, metadata.primaryKey, metadata.createdAt);
-    const settings = dumpSettings(dumped.settings);
+    const settings = importedSettings(dumped.settings, `index \`${dumped.uid}\``, log);
+    const missing = new Map<string, number>();
+    const vectorsAsGiven = { onMissing: (embedder: string, ids: string[]) => missing.set(embedder, (missing.get(embedder) ?? 0) + ids.length) };
+    const write = async (chunk: Document[]) => {
+      try {
+        return await writeChunk(index, chunk, metadata.primaryKey, settings, vectorsAsGiven);
+      } catch (error) {
+        const code = error instanceof SearchError ? error.code : 'internal';
+        throw new SearchError(code, `index \`${dumped.uid}\`: ${(error as Error).message}`, { cause: error });
+      }
+    };
     index.store.write(() => index.store.setSettings(settings));
     let chunk: Document[] = [];
     let count = 0;
     for await (const document of dumped.documents()) {
       chunk.push(document);
       if (chunk.length >= chunkSize) {
-        count += await writeChunk(index, chunk, metadata.primaryKey, settings);
+        count += await write(chunk);
         chunk = [];
         log(`index \`${dumped.uid}\`: ${count} documents imported`);
       }
     }
-    if (chunk.length > 0) count += await writeChunk(index, chunk, metadata.primaryKey, settings);
+    if (chunk.length > 0) count += await write(chunk);
+    for (const [embedder, n] of missing)
+      log(`index \`${dumped.uid}\`: ${n} document(s) carry no vectors for embedder \`${embedder}\`; they are embedded at their next update`);
     index.store.write(() => index.store.main.putSync('updatedAt', metadata.updatedAt));
     log(`index \`${dumped.uid}\`: done, ${count} documents`);
     documents += count;
@@ -121,118 +142,109 @@ async function importIndexes(engine: Engine, reader: DumpReader, chunkSize: numb
   return { indexes, documents };
 }
 
-async function writeChunk(index: Index, chunk: Document[], primaryKey: string | null, settings: Settings): Promise<number> {
+/** Documents go in with the vectors they carry: importing never calls an embedder. */
+async function writeChunk(index: Index, chunk: Document[], primaryKey: string | null, settings: Settings, vectorsAsGiven: NonNullable<PrepareOptions['vectorsAsGiven']>): Promise<number> {
   const changes = new ChangeSet(index.store);
   const count = changes.addDocuments(chunk, 'replace', primaryKey);
   const list = changes.list();
-  const prepared = await prepareExtensions(index.extensions, list, settings, index.store);
+  const prepared = await prepareExtensions(index.extensions, list, settings, index.store, { vectorsAsGiven });
   index.store.write(() => changes.commit(index.extensions, settings, prepared));
   return count;
 }
 
-/** Keep the settings this engine knows; a newer Meilisearch may dump settings we do not have. */
-function dumpSettings(raw: Record<string, unknown>): Settings {
-  const defaults = defaultSettings();
-  const known: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) if (key in defaults && value !== undefined) known[key] = value;
-  return applySettingsPatch(defaults, known as Partial<Settings>);
-}
+/** Tasks are written this many per transaction: a long history imports in seconds. */
+const TASKS_PER_WRITE = 1000;
 
-async function importTasks(engine: Engine, reader: DumpReader): Promise<number> {
+async function importTasks(engine: Engine, reader: DumpReader, log: (m: string) => void): Promise<number> {
   const store = engine.tasks;
   const meta = store.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
   let count = 0;
-  for await (const { task, updateFile } of reader.tasks()) {
-    const status: TaskStatus = task.status === 'processing' ? 'enqueued' : task.status;
-    const pending = status === 'enqueued';
-    let payload: TaskPayload;
-    if (pending && updateFile) {
-      const name = `${randomUUID()}.ndjson`;
-      const writer = new JsonlWriter(join(engine.paths.updateFiles, name));
-      try {
-        for await (const doc of updateFile) await writer.push(doc);
-      } finally {
-        await writer.close();
-      }
-      payload = documentsPayload(task, name, writer.count);
-    } else {
-      payload = payloadOf(task);
-    }
-    const record: Omit<TaskRecord, 'uid'> = {
-      batchUid: pending ? null : (task.batchUid ?? null),
-      indexUid: task.indexUid ?? null,
-      status,
-      type: kindToType(task.type),
-      canceledBy: task.canceledBy ?? null,
-      details: fromDumpDetails(task.details),
-      error: task.error ?? null,
-      duration: pending ? null : (task.duration ?? null),
-      enqueuedAt: task.enqueuedAt,
-      startedAt: pending ? null : (task.startedAt ?? null),
-      finishedAt: pending ? null : (task.finishedAt ?? null),
-      payload,
-    };
+  let next = 0;
+  let batch: TaskRecord[] = [];
+  const flush = () => {
     // keep the dump's task uids: the next uid the store hands out is the dumped one
     store.write(() => {
-      meta.putSync('nextTaskUid', task.uid);
-      store.insert(record);
+      for (const { uid, ...record } of batch) {
+        meta.putSync('nextTaskUid', uid);
+        store.insert(record);
+      }
     });
+    batch = [];
+  };
+  for await (const { task, updateFile } of reader.tasks()) {
+    const type = supportedType(task.type);
+    if (!type) {
+      // a kind from a newer Meilisearch (e.g. an export): this engine cannot show or run it
+      log(`dump: task ${task.uid} of kind \`${kindName(task.type)}\` is not supported by this engine and is left out`);
+      continue;
+    }
+    const pending = task.status === 'enqueued' || task.status === 'processing';
+    const payload = pending && updateFile ? await writeUpdateFile(engine, task, updateFile) : payloadOf(task);
+    batch.push({ uid: task.uid, ...taskRecord(task, type, payload) });
+    if (batch.length >= TASKS_PER_WRITE) flush();
+    next = Math.max(next, task.uid + 1);
     count++;
   }
+  flush();
+  // queues of dumps v4/v5 list the newest task first: new tasks continue after the highest uid
+  store.write(() => meta.putSync('nextTaskUid', next));
   await store.flushed();
   return count;
 }
 
-function documentsPayload(task: DumpTask, updateFile: string, count: number): TaskPayload {
-  const content = kindContent(task.type);
+/** The documents of an enqueued document task, as an update file of the new database. */
+async function writeUpdateFile(engine: Engine, task: DumpTask, documents: AsyncIterable<Document>): Promise<TaskPayload> {
+  const name = `${randomUUID()}.ndjson`;
+  const writer = new JsonlWriter(join(engine.paths.updateFiles, name));
+  try {
+    for await (const doc of documents) await writer.push(doc);
+  } finally {
+    await writer.close();
+  }
+  return documentsPayload(task, name, writer.count);
+}
+
+/** A task processing at dump time is enqueued again, as if it had never started. */
+function taskRecord(task: DumpTask, type: TaskType, payload: TaskPayload): Omit<TaskRecord, 'uid'> {
+  const status: TaskStatus = task.status === 'processing' ? 'enqueued' : task.status;
+  const pending = status === 'enqueued';
   return {
-    kind: 'documents',
-    updateFile,
-    method: content.method === 'UpdateDocuments' ? 'update' : 'replace',
-    primaryKey: (content.primary_key as string | null | undefined) ?? null,
-    count,
+    batchUid: pending ? null : (task.batchUid ?? null),
+    indexUid: task.indexUid ?? null,
+    status,
+    type,
+    canceledBy: task.canceledBy ?? null,
+    details: fromDumpDetails(task.details),
+    error: task.error ?? null,
+    duration: pending ? null : (task.duration ?? durationOf(task)),
+    enqueuedAt: task.enqueuedAt,
+    startedAt: pending ? null : (task.startedAt ?? null),
+    finishedAt: pending ? null : (task.finishedAt ?? null),
+    payload,
   };
 }
 
-/** The processing payload of a dumped task, from its kind and content. */
-function payloadOf(task: DumpTask): TaskPayload {
-  const c = kindContent(task.type);
-  switch (kindName(task.type)) {
-    case 'documentImport':
-      // finished document tasks keep no payload file; an enqueued one without its file fails cleanly
-      return { kind: 'documents', updateFile: `missing-${task.uid}.ndjson`, method: c.method === 'UpdateDocuments' ? 'update' : 'replace', primaryKey: (c.primary_key as string | null) ?? null, count: Number(c.documents_count ?? 0) };
-    case 'documentDeletion':
-      return { kind: 'deleteIds', ids: (c.documents_ids as string[] | undefined) ?? [] };
-    case 'documentDeletionByFilter':
-      return { kind: 'deleteFilter', filter: c.filter };
-    case 'documentClear':
-      return { kind: 'clearDocuments' };
-    case 'settings':
-      return { kind: 'settings', patch: (c.settings as Partial<Settings> | undefined) ?? {} };
-    case 'indexCreation':
-      return { kind: 'indexCreation', primaryKey: (c.primary_key as string | null) ?? null };
-    case 'indexUpdate':
-      return { kind: 'indexUpdate', primaryKey: (c.primary_key as string | null) ?? null };
-    case 'indexDeletion':
-      return { kind: 'indexDeletion' };
-    case 'indexSwap':
-      return { kind: 'indexSwap', swaps: (c.swaps as Array<{ indexes: [string, string] }>) ?? [] };
-    case 'taskCancelation':
-      return { kind: 'taskCancelation', filter: typeof c.query === 'object' && c.query ? (c.query as object) : { uids: [] } };
-    case 'tasksDeletion':
-      return { kind: 'taskDeletion', filter: typeof c.query === 'object' && c.query ? (c.query as object) : { uids: [] } };
-    case 'upgradeDatabase':
-      return { kind: 'operation', options: { from: Array.isArray(c.from) ? c.from.join('.') : undefined } };
-    default:
-      return { kind: 'operation' };
+function supportedType(kind: DumpTask['type']): TaskType | null {
+  try {
+    return kindToType(kind);
+  } catch {
+    return null;
   }
+}
+
+/** Meilisearch's task lines have no duration: it is the time between start and finish. */
+function durationOf(task: DumpTask): string | null {
+  if (!task.startedAt || !task.finishedAt) return null;
+  const ms = Date.parse(task.finishedAt) - Date.parse(task.startedAt);
+  return Number.isFinite(ms) && ms >= 0 ? isoDuration(ms) : null;
 }
 
 async function importBatches(engine: Engine, reader: DumpReader): Promise<void> {
   const store = engine.tasks;
   const meta = store.env.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
   let next = 0;
-  for await (const batch of reader.batches()) {
+  for await (const dumped of reader.batches()) {
+    const batch = publicBatch(dumped);
     store.write(() => store.putBatch(batch));
     next = Math.max(next, batch.uid + 1);
   }
@@ -240,14 +252,31 @@ async function importBatches(engine: Engine, reader: DumpReader): Promise<void> 
   await store.flushed();
 }
 
-async function importAuth(auth: AuthEnv, reader: DumpReader): Promise<void> {
+/**
+ * Meilisearch's batch lines hold `stopReason` and `enqueuedAt` but no duration; the public batch
+ * shows the reason as `batchStrategy` and the duration between start and finish.
+ */
+function publicBatch(dumped: Batch & { stopReason?: string; enqueuedAt?: unknown }): Batch {
+  const { stopReason, enqueuedAt: _enqueuedAt, ...batch } = dumped;
+  const ms = batch.finishedAt ? Date.parse(batch.finishedAt) - Date.parse(batch.startedAt) : NaN;
+  return {
+    ...batch,
+    progress: batch.progress ?? null,
+    duration: batch.duration ?? (Number.isFinite(ms) && ms >= 0 ? isoDuration(ms) : null),
+    ...(batch.batchStrategy === undefined && stopReason !== undefined ? { batchStrategy: stopReason } : {}),
+  };
+}
+
+async function importAuth(auth: AuthEnv, reader: DumpReader, log: (m: string) => void): Promise<void> {
   let keys = 0;
   for await (const key of reader.keys()) {
+    const unknown = key.actions.filter((a) => !isAction(a));
+    if (unknown.length) log(`dump: API key \`${key.uid}\`: action(s) ${unknown.map((a) => `\`${a}\``).join(', ')} unknown to this engine are left out`);
     const record: ApiKeyRecord = {
       uid: key.uid,
       name: key.name ?? null,
       description: key.description ?? null,
-      actions: key.actions as ApiKeyRecord['actions'],
+      actions: key.actions.filter((a) => !unknown.includes(a)) as ApiKeyRecord['actions'],
       indexes: key.indexes,
       expiresAt: key.expires_at ?? key.expiresAt ?? null,
       createdAt: (key.created_at ?? key.createdAt)!,

@@ -1,37 +1,33 @@
 /**
  * Read a dump: stream-extract the archive into a work directory (constant memory; a truncated
- * or corrupt archive fails here, before anything is imported), check the layout, then hand out
- * lazy iterators over keys, tasks, batches, indexes and their documents.
+ * or corrupt archive fails here, before anything is imported), find its version in
+ * `metadata.json`, check the layout, then hand out lazy iterators over keys, tasks, batches,
+ * indexes and their documents, in the v6 shapes whatever the version (contents.ts).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extract as tarExtract } from 'tar';
 import { SearchError } from '../../errors.js';
-import type { Batch, Document } from '../../types.js';
+import type { Batch } from '../../types.js';
+import { DUMP_VERSIONS, type DumpContents, type DumpFiles, type DumpIndexReader, type DumpTaskReader, type DumpVersion } from './contents.js';
 import { readJsonl } from './jsonl.js';
-import {
-  DUMP_VERSION,
-  FILES,
-  INDEX_FILES,
-  updateFileName,
-  type DumpIndexMetadata,
-  type DumpKey,
-  type DumpMetadata,
-  type DumpTask,
-  type DumpWebhooks,
-} from './layout.js';
+import { FILES, type DumpKey, type DumpMetadata, type DumpWebhooks } from './layout.js';
+import { openLegacy } from './legacy/open.js';
+import { openV6 } from './v6.js';
+
+export type { DumpIndexReader } from './contents.js';
 
 export function invalidDump(file: string, reason: string, cause?: unknown): SearchError {
   return new SearchError('invalid_dump', `The dump \`${file}\` cannot be imported: ${reason}.`, { cause });
 }
 
-export interface DumpIndexReader {
-  uid: string;
-  metadata: DumpIndexMetadata;
-  settings: Record<string, unknown>;
-  documents(): AsyncGenerator<Document>;
+export interface DumpReaderOptions {
+  /** Where to extract (default: the system temp dir). */
+  workDir?: string;
+  /** Conversions and skipped parts are reported here. */
+  log?: (message: string) => void;
 }
 
 export class DumpReader {
@@ -39,93 +35,98 @@ export class DumpReader {
     readonly file: string,
     readonly dir: string,
     readonly metadata: DumpMetadata,
-    readonly instanceUid: string | null,
+    private readonly contents: DumpContents,
   ) {}
 
-  /** Extract `file` under `workDir` (default: the system temp dir) and validate its layout. */
-  static async open(file: string, options: { workDir?: string } = {}): Promise<DumpReader> {
+  /** Extract `file` and validate its layout. */
+  static async open(file: string, options: DumpReaderOptions = {}): Promise<DumpReader> {
     if (!existsSync(file)) throw invalidDump(file, 'the file does not exist');
     const dir = await mkdtemp(join(options.workDir ?? tmpdir(), 'search-dump-'));
     try {
       await extractArchive(file, dir);
-      const metadata = await readJson<DumpMetadata>(file, dir, FILES.metadata);
-      if (metadata.dumpVersion !== DUMP_VERSION)
-        throw invalidDump(file, `dump version \`${metadata.dumpVersion}\` is not supported, only \`${DUMP_VERSION}\``);
-      for (const required of [FILES.keys, FILES.tasksQueue])
-        if (!existsSync(join(dir, required))) throw invalidDump(file, `\`${required}\` is missing`);
-      const uidPath = join(dir, FILES.instanceUid);
-      const instanceUid = existsSync(uidPath) ? (await readFile(uidPath, 'utf8')).trim() : null;
-      const reader = new DumpReader(file, dir, metadata, instanceUid);
-      await reader.checkIndexes();
-      return reader;
+      const files = dumpFiles(file, dir, options.log ?? (() => {}));
+      const raw = await files.json<Record<string, unknown>>(FILES.metadata);
+      const version = raw.dumpVersion as DumpVersion;
+      if (!DUMP_VERSIONS.includes(version))
+        throw invalidDump(file, `dump version \`${String(raw.dumpVersion)}\` is not supported (expected one of ${DUMP_VERSIONS.join(', ')})`);
+      const contents = version === 'V6' ? await openV6(files, raw as unknown as DumpMetadata) : await openLegacy(files, version, raw);
+      const metadata: DumpMetadata = { dumpVersion: version, dbVersion: contents.dbVersion, dumpDate: contents.dumpDate ?? '' };
+      return new DumpReader(file, dir, metadata, contents);
     } catch (error) {
       await removeDir(dir);
       throw error;
     }
   }
 
-  private async checkIndexes(): Promise<void> {
-    for (const uid of await this.indexUids())
-      for (const name of Object.values(INDEX_FILES))
-        if (!existsSync(join(this.dir, FILES.indexesDir, uid, name)))
-          throw invalidDump(this.file, `\`indexes/${uid}/${name}\` is missing`);
+  get version(): DumpVersion {
+    return this.contents.version;
   }
 
-  async indexUids(): Promise<string[]> {
-    const root = join(this.dir, FILES.indexesDir);
-    if (!existsSync(root)) return [];
-    const entries = await readdir(root, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  get instanceUid(): string | null {
+    return this.contents.instanceUid;
   }
 
   keys(): AsyncGenerator<DumpKey> {
-    return this.lines<DumpKey>(FILES.keys);
+    return this.contents.keys();
   }
 
   /** Each task with, for an enqueued document task, the lazily read documents of its update file. */
-  async *tasks(): AsyncGenerator<{ task: DumpTask; updateFile?: AsyncGenerator<Document> }> {
-    for await (const task of this.lines<DumpTask>(FILES.tasksQueue)) {
-      const name = updateFileName(task.uid);
-      yield existsSync(join(this.dir, name)) ? { task, updateFile: this.lines<Document>(name) } : { task };
-    }
+  tasks(): AsyncGenerator<DumpTaskReader> {
+    return this.contents.tasks();
   }
 
-  /** Batches were added to the layout in Meilisearch 1.13; older V6 dumps have none. */
-  async *batches(): AsyncGenerator<Batch> {
-    if (existsSync(join(this.dir, FILES.batchesQueue))) yield* this.lines<Batch>(FILES.batchesQueue);
+  batches(): AsyncGenerator<Batch> {
+    return this.contents.batches();
   }
 
-  async webhooks(): Promise<DumpWebhooks> {
-    if (!existsSync(join(this.dir, FILES.webhooks))) return { webhooks: {} };
-    const value = await readJson<Partial<DumpWebhooks>>(this.file, this.dir, FILES.webhooks);
-    return { webhooks: value.webhooks ?? {} };
+  webhooks(): Promise<DumpWebhooks> {
+    return this.contents.webhooks();
   }
 
-  async *indexes(): AsyncGenerator<DumpIndexReader> {
-    for (const uid of await this.indexUids()) {
-      const base = `${FILES.indexesDir}/${uid}`;
-      const metadata = await readJson<DumpIndexMetadata>(this.file, this.dir, `${base}/${INDEX_FILES.metadata}`);
-      const settings = await readJson<Record<string, unknown>>(this.file, this.dir, `${base}/${INDEX_FILES.settings}`);
-      yield { uid, metadata, settings, documents: () => this.lines<Document>(`${base}/${INDEX_FILES.documents}`) };
-    }
-  }
-
-  /** Size in bytes of an index's documents file: lets the importer report progress as a share. */
-  async documentsBytes(uid: string): Promise<number> {
-    return (await stat(join(this.dir, FILES.indexesDir, uid, INDEX_FILES.documents))).size;
-  }
-
-  private async *lines<T>(name: string): AsyncGenerator<T> {
-    try {
-      yield* readJsonl<T>(join(this.dir, name), name);
-    } catch (error) {
-      throw invalidDump(this.file, (error as Error).message, error);
-    }
+  indexes(): AsyncGenerator<DumpIndexReader> {
+    return this.contents.indexes();
   }
 
   async close(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+function dumpFiles(file: string, dir: string, log: (message: string) => void): DumpFiles {
+  const fail = (reason: string, cause?: unknown) => invalidDump(file, reason, cause);
+  return {
+    file,
+    dir,
+    exists: (name) => existsSync(join(dir, name)),
+    async json<T>(name: string): Promise<T> {
+      let text: string;
+      try {
+        text = await readFile(join(dir, name), 'utf8');
+      } catch (error) {
+        throw fail(`\`${name}\` is missing`, error);
+      }
+      try {
+        return JSON.parse(text) as T;
+      } catch (error) {
+        throw fail(`\`${name}\` is not valid JSON (${(error as Error).message})`, error);
+      }
+    },
+    async *lines<T>(name: string): AsyncGenerator<T> {
+      if (!existsSync(join(dir, name))) throw fail(`\`${name}\` is missing`);
+      try {
+        yield* readJsonl<T>(join(dir, name), name);
+      } catch (error) {
+        throw fail((error as Error).message, error);
+      }
+    },
+    text: (name) => readFile(join(dir, name), 'utf8'),
+    async dirs(name: string): Promise<string[]> {
+      const entries = await readdir(join(dir, name), { withFileTypes: true });
+      return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    },
+    fail,
+    warn: (message) => log(`dump: ${message}`),
+  };
 }
 
 /** tar may still be finishing writes when it rejects: retry until the directory is gone. */
@@ -148,12 +149,4 @@ async function extractArchive(file: string, dir: string): Promise<void> {
     throw invalidDump(file, `${hint} (${message})`, error);
   }
   if (!existsSync(join(dir, FILES.metadata))) throw invalidDump(file, `the archive has no \`${FILES.metadata}\`; is it a dump?`);
-}
-
-async function readJson<T>(file: string, dir: string, name: string): Promise<T> {
-  try {
-    return JSON.parse(await readFile(join(dir, name), 'utf8')) as T;
-  } catch (error) {
-    throw invalidDump(file, `\`${name}\` is not valid JSON (${(error as Error).message})`, error);
-  }
 }
