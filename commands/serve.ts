@@ -10,6 +10,11 @@ import { openWithOps, startupOptionsFrom } from '../src/engine/ops/startup.js';
 import { dumpRoutes } from '../src/http/routes/dumps.js';
 import { snapshotRoutes } from '../src/http/routes/snapshots.js';
 
+/** The experimental features serve options turn on for this run (the reference's `--experimental-*` launch flags). */
+function instanceFeatures(options: Record<string, unknown>): { metrics: boolean; containsFilter: boolean } {
+  return { metrics: options['experimental-enable-metrics'] === true, containsFilter: options['experimental-contains-filter'] === true };
+}
+
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
 
@@ -45,7 +50,10 @@ export default class Serve extends Command {
     // imports (--import-dump/--import-snapshot), version check and dumpless upgrade, then the engine with the ops processors
     let started;
     try {
-      started = await openWithOps({ dbPath, logLevel, searchThreads, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) }, startupOptionsFrom(options));
+      started = await openWithOps(
+        { dbPath, logLevel, searchThreads, instanceFeatures: instanceFeatures(options), ...(maxIndexingMemory ? { maxIndexingMemory } : {}) },
+        startupOptionsFrom(options),
+      );
     } catch (error) {
       this.error((error as Error).message, { exit: 1 });
     }

@@ -74,6 +74,12 @@ export const SERVE_OPTIONS: OptionSpec[] = [
       'Private, loopback or link-local networks that webhooks and REST embedders may call (comma-separated CIDRs, or `any`). Default: public addresses only.',
   },
   {
+    name: 'experimental-contains-filter',
+    kind: 'boolean',
+    default: false,
+    description: 'Turn on the `containsFilter` experimental feature (`CONTAINS` and `STARTS WITH` in filters) for this run, whatever PATCH /experimental-features says.',
+  },
+  {
     name: 'log-level',
     kind: 'enum',
     values: ['OFF', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'],

@@ -9,6 +9,7 @@ import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.js';
 import { SearchError } from './errors.js';
+import { checkSettingsFeatures, FeatureStore, type ExperimentalFeatures } from './experimental-features.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
@@ -71,6 +72,11 @@ export interface EngineOptions {
   writer?: 'thread' | 'inline' | 'none';
   /** Worker threads that answer `answer()` (the HTTP search routes), each with a read-only engine; 0 (default): this thread. */
   searchThreads?: number;
+  /**
+   * Experimental features the serve options turn on for this run (`--experimental-enable-metrics`...),
+   * on top of those set through PATCH /experimental-features; recorded for every thread to read.
+   */
+  instanceFeatures?: Partial<ExperimentalFeatures>;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -81,6 +87,7 @@ export class Engine {
   readonly paths: DatabasePaths;
   readonly tasks: TaskStore;
   readonly indexes: IndexRegistry;
+  readonly features: FeatureStore;
   private writeSide!: WriteSide;
   private searchThreads: SearchThreads | null = null;
   private readonly logLevel: number;
@@ -101,7 +108,9 @@ export class Engine {
     this.instanceUid = ensureInstanceUid(this.dbPath);
     this.tasks = new TaskStore(this.paths.tasks);
     if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
-    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, defaultModules);
+    this.features = new FeatureStore(this.tasks.env);
+    if (options.instanceFeatures) this.features.setInstance(options.instanceFeatures);
+    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, { ...defaultModules, features: this.features });
   }
 
   static async open(options: EngineOptions): Promise<Engine> {
@@ -376,6 +385,7 @@ export class Engine {
    */
   async updateSettings(uid: string, body: unknown, options: { allowIndexCreation?: boolean } = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
+    checkSettingsFeatures(this.features, body);
     const patch = validateSettingsPatch(body) as Partial<Settings>;
     const allowIndexCreation = options.allowIndexCreation ?? true;
     return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, redactPatch(patch));
@@ -428,6 +438,17 @@ export class Engine {
       case 'multiSearch':
         return this.multiSearch(request.body);
     }
+  }
+
+  // --- experimental features ----------------------------------------------------------------
+
+  getExperimentalFeatures(): ExperimentalFeatures {
+    return this.features.get();
+  }
+
+  /** Synchronous, as in the reference: the flags change at once, no task is registered. */
+  updateExperimentalFeatures(patch: Partial<ExperimentalFeatures>): ExperimentalFeatures {
+    return this.features.update(patch);
   }
 
   // --- tasks and batches ----------------------------------------------------------------------

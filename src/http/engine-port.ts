@@ -19,6 +19,7 @@ import type {
   TaskListQuery,
 } from '../engine/types.js';
 import type { Settings } from '../engine/settings/types.js';
+import type { ExperimentalFeatures } from '../engine/experimental-features.js';
 import type { SearchRequest } from '../engine/search/search-threads.js';
 
 export interface HttpEngine {
@@ -57,4 +58,6 @@ export interface HttpEngine {
   deleteTasks(f: TaskFilter): Promise<SummarizedTask>;
   getBatches(q: TaskListQuery): CursorPage<Batch>;
   getBatch(uid: number): Batch;
+  getExperimentalFeatures(): ExperimentalFeatures;
+  updateExperimentalFeatures(patch: Partial<ExperimentalFeatures>): ExperimentalFeatures;
 }

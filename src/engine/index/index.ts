@@ -6,6 +6,7 @@ import { SearchError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
 import type { Document, DocumentsQuery, IndexInfo, IndexStats, Page } from '../types.js';
 import { normalizeDocumentId, selectFields, visibleFields } from './documents.js';
+import type { FeatureStore } from '../experimental-features.js';
 import type { IndexExtension } from './extension.js';
 import { IndexStore, RoaringBitmap32, type Bitmap } from './store.js';
 
@@ -23,7 +24,7 @@ export class Index {
     readonly uuid: string,
     path: string,
     readonly extensions: readonly IndexExtension[],
-    private readonly hooks: { filter?: FilterResolver; present?: DocumentPresenter },
+    private readonly hooks: { filter?: FilterResolver; present?: DocumentPresenter; features?: FeatureStore },
   ) {
     this.store = new IndexStore(path);
     for (const extension of extensions) extension.open(this.store);
@@ -31,6 +32,11 @@ export class Index {
 
   async close(): Promise<void> {
     await this.store.close();
+  }
+
+  /** The instance's experimental features; absent for an index opened outside an engine (every feature allowed). */
+  get features(): FeatureStore | undefined {
+    return this.hooks.features;
   }
 
   get settings(): Settings {

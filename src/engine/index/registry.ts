@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SearchError } from '../errors.js';
+import type { FeatureStore } from '../experimental-features.js';
 import type { TaskStore } from '../tasks/store.js';
 import type { IndexExtension } from './extension.js';
 import { Index, type DocumentPresenter, type FilterResolver } from './index.js';
@@ -31,6 +32,7 @@ export interface RegistryHooks {
   extensions: () => IndexExtension[];
   filter?: FilterResolver;
   present?: DocumentPresenter;
+  features?: FeatureStore;
 }
 
 export class IndexRegistry {
@@ -41,6 +43,10 @@ export class IndexRegistry {
     private readonly tasks: TaskStore,
     private readonly hooks: RegistryHooks,
   ) {}
+
+  private indexHooks(): { filter?: FilterResolver; present?: DocumentPresenter; features?: FeatureStore } {
+    return { filter: this.hooks.filter, present: this.hooks.present, features: this.hooks.features };
+  }
 
   exists(uid: string): boolean {
     return this.tasks.indexUuid(uid) !== undefined;
@@ -55,7 +61,7 @@ export class IndexRegistry {
     if (!uuid) throw indexNotFound(uid);
     let index = this.opened.get(uuid);
     if (!index) {
-      index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), { filter: this.hooks.filter, present: this.hooks.present });
+      index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), this.indexHooks());
       this.opened.set(uuid, index);
     }
     index.uid = uid;
@@ -80,7 +86,7 @@ export class IndexRegistry {
   create(uid: string, primaryKey: string | null, at: string): Index {
     if (this.exists(uid)) throw new SearchError('index_already_exists', `Index \`${uid}\` already exists.`);
     const uuid = randomUUID();
-    const index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), { filter: this.hooks.filter, present: this.hooks.present });
+    const index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), this.indexHooks());
     index.store.write(() => {
       index.store.touch(at, true);
       index.store.setPrimaryKey(primaryKey);

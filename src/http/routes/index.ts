@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { HttpEngine } from '../engine-port.js';
 import { batchRoutes } from './batches.js';
 import { documentRoutes } from './documents.js';
+import { experimentalFeatureRoutes } from './experimental-features.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
 import { searchRoutes } from './search.js';
@@ -21,4 +22,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   statsRoutes,
   taskRoutes,
   batchRoutes,
+  experimentalFeatureRoutes,
 ];
