@@ -53,6 +53,7 @@ const EXPLICIT: Record<string, ErrorKind> = {
   max_fields_limit_exceeded: { status: 400, type: 'invalid_request' },
   // tasks and batches
   task_not_found: { status: 404, type: 'invalid_request' },
+  task_file_not_found: { status: 404, type: 'invalid_request' },
   batch_not_found: { status: 404, type: 'invalid_request' },
   missing_task_filters: { status: 400, type: 'invalid_request' },
   // search

@@ -10,7 +10,7 @@ import { SearchError } from '../errors.js';
 import type { FeatureStore } from '../experimental-features.js';
 import type { TaskStore } from '../tasks/store.js';
 import type { IndexExtension } from './extension.js';
-import { Index, type DocumentPresenter, type FilterResolver } from './index.js';
+import { Index, type DocumentPresenter, type DocumentSorter, type FilterResolver, type IndexHooks } from './index.js';
 
 const UID_PATTERN = /^[A-Za-z0-9_-]+$/;
 
@@ -32,6 +32,7 @@ export interface RegistryHooks {
   extensions: () => IndexExtension[];
   filter?: FilterResolver;
   present?: DocumentPresenter;
+  sort?: DocumentSorter;
   features?: FeatureStore;
 }
 
@@ -44,8 +45,8 @@ export class IndexRegistry {
     private readonly hooks: RegistryHooks,
   ) {}
 
-  private indexHooks(): { filter?: FilterResolver; present?: DocumentPresenter; features?: FeatureStore } {
-    return { filter: this.hooks.filter, present: this.hooks.present, features: this.hooks.features };
+  private indexHooks(): IndexHooks {
+    return { filter: this.hooks.filter, present: this.hooks.present, sort: this.hooks.sort, features: this.hooks.features };
   }
 
   exists(uid: string): boolean {
@@ -118,6 +119,16 @@ export class IndexRegistry {
     const indexB = this.opened.get(uuidB);
     if (indexA) indexA.uid = b;
     if (indexB) indexB.uid = a;
+  }
+
+  /** Give an index a new uid (call inside a task-store write); `to` must not exist. */
+  renameMapping(from: string, to: string): void {
+    const uuid = this.tasks.indexUuid(from);
+    if (!uuid) throw indexNotFound(from);
+    this.tasks.indexMapping.removeSync(from);
+    this.tasks.indexMapping.putSync(to, { uuid });
+    const index = this.opened.get(uuid);
+    if (index) index.uid = to;
   }
 
   /** Remove environment directories that no mapping points to (left by a crash mid-deletion). */

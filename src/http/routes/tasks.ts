@@ -1,5 +1,7 @@
-/** `/tasks`: list, get one, cancel and delete by filter. */
+/** `/tasks`: list, get one, the documents of one, cancel and delete by filter. */
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { Document } from '../../engine/types.js';
 import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
 import { addRoute } from '../route.js';
@@ -20,6 +22,19 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
     handler: ({ request, query, params }) => {
       checkKnownParams(query, []);
       return visibleTask(request, engine.getTask(parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid')));
+    },
+  });
+  addRoute(app, {
+    method: 'GET',
+    url: '/tasks/:taskUid/documents',
+    action: 'tasks.get',
+    handler: ({ request, reply, query, params }) => {
+      checkKnownParams(query, []);
+      const uid = parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid');
+      const documents = engine.taskDocuments(uid);
+      visibleTask(request, engine.getTask(uid));
+      reply.type('application/x-ndjson');
+      return Readable.from(ndjsonLines(documents));
     },
   });
   // Cancelation and deletion are tasks themselves but answer 200, as the reference does.
@@ -43,4 +58,8 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
       return engine.deleteTasks(filter);
     },
   });
+}
+
+async function* ndjsonLines(documents: AsyncIterable<Document>): AsyncGenerator<string> {
+  for await (const document of documents) yield JSON.stringify(document) + '\n';
 }

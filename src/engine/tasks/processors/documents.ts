@@ -135,7 +135,7 @@ async function applyTask(index: Index, changes: ChangeSet, task: TaskRecord, ctx
     case 'documents': {
       const documents: Document[] = [];
       for await (const doc of readUpdateFile(ctx.updateFilePath(payload.updateFile))) documents.push(doc);
-      const indexed = changes.addDocuments(documents, payload.method, payload.primaryKey);
+      const indexed = changes.addDocuments(documents, payload.method, payload.primaryKey, { skipCreation: payload.skipCreation ?? false });
       return { uid: task.uid, status: 'succeeded', details: { receivedDocuments: payload.count, indexedDocuments: indexed } };
     }
     case 'deleteIds': {
