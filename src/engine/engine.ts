@@ -23,6 +23,7 @@ import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry
 import { normalizeDocumentId } from './index/documents.js';
 import { defaultSettings, type Settings } from './settings/types.js';
 import { validateSettingsPatch } from './settings/validate.js';
+import { listFields, type FieldMetadata, type FieldsQuery } from './settings/field-metadata.js';
 import { databaseExists, databasePaths, ensureDirectories, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
 import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
@@ -298,6 +299,12 @@ export class Engine {
     }
     const normalized = swaps.map((swap) => ({ indexes: swap.indexes, rename: swap.rename ?? false }));
     return this.enqueue('indexSwap', null, { kind: 'indexSwap', swaps: normalized }, { swaps: normalized }, options);
+  }
+
+  /** `POST /indexes/:uid/fields`: the index's fields with what its settings make of each. */
+  listFields(uid: string, query: FieldsQuery = {}): Page<FieldMetadata> {
+    const index = this.indexes.get(uid);
+    return listFields(index.settings, Object.keys(index.store.fieldDistribution), query);
   }
 
   indexStats(uid: string): IndexStats {

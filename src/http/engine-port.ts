@@ -22,6 +22,7 @@ import type {
 } from '../engine/types.js';
 import type { Settings } from '../engine/settings/types.js';
 import type { ExperimentalFeatures } from '../engine/experimental-features.js';
+import type { FieldMetadata, FieldsQuery } from '../engine/settings/field-metadata.js';
 import type { SearchRequest } from '../engine/search/search-threads.js';
 
 export interface HttpEngine {
@@ -32,6 +33,7 @@ export interface HttpEngine {
   deleteIndex(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
   swapIndexes(swaps: IndexSwap[], o?: WriteOptions): Promise<SummarizedTask>;
   indexStats(uid: string): IndexStats;
+  listFields(uid: string, q: FieldsQuery): Page<FieldMetadata>;
   stats(): GlobalStats;
   addDocuments(
     uid: string,

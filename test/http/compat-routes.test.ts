@@ -166,3 +166,76 @@ describe('GET /tasks/:uid/documents', () => {
     expect(notDocuments.status).toBe(404);
   });
 });
+
+describe('POST /indexes/:uid/fields', () => {
+  beforeAll(async () => {
+    await done('POST', '/indexes/catalog/documents', [
+      { id: 1, title: 'Dune', genre: 'sf', release_date: '1965', release_year: 1965 },
+      { id: 2, title: 'Emma', genre: 'romance', release_date: '1815', release_year: 1815 },
+    ]);
+    const settings = await h.engine.updateSettings('catalog', {
+      searchableAttributes: ['title'],
+      filterableAttributes: [{ attributePatterns: ['genre'], features: { facetSearch: true, filter: { equality: true, comparison: false } } }],
+      sortableAttributes: ['release_year'],
+      rankingRules: ['words', 'release_year:desc'],
+      distinctAttribute: 'title',
+    });
+    await h.wait(settings.taskUid);
+  });
+
+  test('lists every field with the reference shape, paginated', async () => {
+    const reply = await h.request('POST', '/indexes/catalog/fields', { json: {} });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toMatchObject({ offset: 0, limit: 20, total: 5 });
+    expect(reply.body.results.map((f: { name: string }) => f.name)).toEqual(['genre', 'id', 'release_date', 'release_year', 'title']);
+    const genre = reply.body.results[0];
+    expect(genre).toEqual({
+      name: 'genre',
+      displayed: { enabled: true },
+      searchable: { enabled: false },
+      sortable: { enabled: false },
+      distinct: { enabled: false },
+      rankingRule: { enabled: false, order: null },
+      filterable: { enabled: true, sortBy: 'alpha', facetSearch: true, equality: true, comparison: false },
+      localized: { locales: [] },
+    });
+    const year = reply.body.results[3];
+    expect(year).toMatchObject({ sortable: { enabled: true }, rankingRule: { enabled: true, order: 'desc' } });
+    expect(reply.body.results[4]).toMatchObject({ name: 'title', searchable: { enabled: true }, distinct: { enabled: true } });
+
+    const page = await h.request('POST', '/indexes/catalog/fields', { json: { offset: 1, limit: 2 } });
+    expect(page.body).toMatchObject({ offset: 1, limit: 2, total: 5 });
+    expect(page.body.results.map((f: { name: string }) => f.name)).toEqual(['id', 'release_date']);
+  });
+
+  test('filters by name patterns and by properties, ANDed', async () => {
+    const byPattern = await h.request('POST', '/indexes/catalog/fields', { json: { filter: { attributePatterns: ['release*'] } } });
+    expect(byPattern.body.results.map((f: { name: string }) => f.name)).toEqual(['release_date', 'release_year']);
+    const both = await h.request('POST', '/indexes/catalog/fields', { json: { filter: { attributePatterns: ['release*'], sortable: true } } });
+    expect(both.body.results.map((f: { name: string }) => f.name)).toEqual(['release_year']);
+    expect(both.body.total).toBe(1);
+    const notSearchable = await h.request('POST', '/indexes/catalog/fields', { json: { filter: { searchable: false, filterable: false } } });
+    expect(notSearchable.body.results.map((f: { name: string }) => f.name)).toEqual(['id', 'release_date', 'release_year']);
+  });
+
+  test('bad bodies and unknown indexes get the reference errors', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ limit: -1 }, 'invalid_index_limit'],
+      [{ offset: 'a' }, 'invalid_index_offset'],
+      [{ filter: [] }, 'invalid_index_fields_filter'],
+      [{ filter: { color: true } }, 'invalid_index_fields_filter'],
+      [{ filter: { sortable: 'yes' } }, 'invalid_index_fields_filter_sortable'],
+      [{ filter: { rankingRule: 1 } }, 'invalid_index_fields_filter_ranking_rule'],
+      [{ filter: { attributePatterns: 'title' } }, 'invalid_index_fields_filter_attribute_patterns'],
+      [{ page: 1 }, 'bad_request'],
+    ];
+    for (const [json, code] of cases) {
+      const reply = await h.request('POST', '/indexes/catalog/fields', { json });
+      expect(reply.status, JSON.stringify(json)).toBe(400);
+      expectErrorShape(reply.body, code);
+    }
+    const missing = await h.request('POST', '/indexes/nowhere/fields', { json: {} });
+    expect(missing.status).toBe(404);
+    expectErrorShape(missing.body, 'index_not_found');
+  });
+});

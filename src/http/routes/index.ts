@@ -4,6 +4,7 @@ import type { HttpEngine } from '../engine-port.js';
 import { batchRoutes } from './batches.js';
 import { documentRoutes } from './documents.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
+import { fieldRoutes } from './fields.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
 import { searchRoutes } from './search.js';
@@ -23,4 +24,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   taskRoutes,
   batchRoutes,
   experimentalFeatureRoutes,
+  fieldRoutes,
 ];
