@@ -21,6 +21,7 @@ import { persistPayload } from './index/intake.js';
 import { noteForeignCommit } from './index/store.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
+import { compileEditFunction } from './edit-function/edition.js';
 import { defaultSettings, type Settings } from './settings/types.js';
 import { validateSettingsPatch } from './settings/validate.js';
 import { listFields, type FieldMetadata, type FieldsQuery } from './settings/field-metadata.js';
@@ -398,6 +399,39 @@ export class Engine {
       uid,
       { kind: 'deleteFilter', filter },
       { providedIds: 0, originalFilter: JSON.stringify(filter), deletedDocuments: null },
+      options,
+    );
+  }
+
+  /**
+   * `POST /documents/edit`: run an edition function (see edit-function/) on every document, or on
+   * those matching `filter`, as a `documentEdition` task. The function and filter are checked now.
+   */
+  async editDocuments(
+    uid: string,
+    edition: { function: string; filter?: unknown; context?: Record<string, unknown> | null },
+    options: WriteOptions = {},
+  ): Promise<SummarizedTask> {
+    this.features.require('editDocumentsByFunction', 'Using the documents edit route');
+    validateIndexUid(uid);
+    compileEditFunction(edition.function);
+    const filter = edition.filter ?? null;
+    if (filter !== null) {
+      if (filter === '' || (Array.isArray(filter) && filter.length === 0)) throw new SearchError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+      if (this.indexes.exists(uid)) this.indexes.get(uid).filterDocids(filter, 'invalid_document_filter');
+    }
+    const context = edition.context ?? null;
+    return this.enqueue(
+      'documentEdition',
+      uid,
+      { kind: 'editDocuments', function: edition.function, filter, context },
+      {
+        editedDocuments: null,
+        deletedDocuments: null,
+        originalFilter: filter === null ? null : JSON.stringify(filter),
+        context,
+        function: edition.function,
+      },
       options,
     );
   }

@@ -46,6 +46,11 @@ export interface HttpEngine {
   deleteDocuments(uid: string, ids: Array<string | number>, o?: WriteOptions): Promise<SummarizedTask>;
   deleteDocumentsByFilter(uid: string, filter: unknown, o?: WriteOptions): Promise<SummarizedTask>;
   clearDocuments(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  editDocuments(
+    uid: string,
+    edition: { function: string; filter?: unknown; context?: Record<string, unknown> | null },
+    o?: WriteOptions,
+  ): Promise<SummarizedTask>;
   getSettings(uid: string): Settings;
   updateSettings(uid: string, patch: unknown, o?: { allowIndexCreation?: boolean } & WriteOptions): Promise<SummarizedTask>;
   resetSettings(uid: string, keys?: Array<keyof Settings>, o?: { allowIndexCreation?: boolean } & WriteOptions): Promise<SummarizedTask>;

@@ -21,6 +21,7 @@ export type TaskPayload =
   | { kind: 'deleteIds'; ids: string[] }
   | { kind: 'deleteFilter'; filter: unknown }
   | { kind: 'clearDocuments' }
+  | { kind: 'editDocuments'; function: string; filter: unknown; context: Record<string, unknown> | null }
   | { kind: 'settings'; patch: Partial<Settings>; /** As for documents; absent means true. */ allowIndexCreation?: boolean }
   | { kind: 'indexCreation'; primaryKey: string | null }
   | { kind: 'indexUpdate'; primaryKey: string | null | undefined; /** Rename the index to this uid. */ newIndexUid?: string }

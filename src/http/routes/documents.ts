@@ -123,6 +123,23 @@ export function deleteBatchIds(value: unknown): Array<string | number> {
   return value.map((id) => (typeof id === 'string' || typeof id === 'number' ? id : JSON.stringify(id)));
 }
 
+/** Body of `POST /documents/edit`: `function` (required), `filter`, `context` (an object). */
+export function editionFromBody(value: unknown): { function: string; filter?: unknown; context?: Record<string, unknown> | null } {
+  const body = expectObject(value, { fields: ['function', 'filter', 'context'] });
+  if (body.function === undefined) throw missingField('function', 'missing_document_edition_function');
+  if (typeof body.function !== 'string') throw invalidType('.function', 'a string', body.function, 'invalid_document_edition_function_filter');
+  const edition: { function: string; filter?: unknown; context?: Record<string, unknown> | null } = { function: body.function };
+  if (body.filter !== undefined && body.filter !== null) {
+    if (typeof body.filter !== 'string' && !Array.isArray(body.filter)) throw invalidType('.filter', 'a string or an array', body.filter, 'invalid_document_filter');
+    edition.filter = body.filter;
+  }
+  if (body.context !== undefined && body.context !== null) {
+    if (typeof body.context !== 'object' || Array.isArray(body.context)) throw new SearchError('invalid_document_edition_context', 'The context must be an object');
+    edition.context = body.context as Record<string, unknown>;
+  }
+  return edition;
+}
+
 export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
   const base = '/indexes/:indexUid/documents';
 
@@ -181,6 +198,17 @@ export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
       },
     });
   }
+
+  // The reference asks for `documents.*`; a key that may add documents may edit them here.
+  addRoute(app, {
+    method: 'POST',
+    url: `${base}/edit`,
+    action: 'documents.add',
+    handler: async ({ request, reply, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
+      return accepted(reply, await engine.editDocuments(indexUid, editionFromBody(readJsonBody(request)), writeOptions(query)));
+    },
+  });
 
   addRoute(app, {
     method: 'DELETE',

@@ -111,12 +111,14 @@ export function dumpKind(record: TaskRecord): DumpKind {
       return typeToKind(record.type, { filter: p.filter }, 'documentDeletionByFilter');
     case 'clearDocuments':
       return typeToKind(record.type, undefined, 'documentClear');
+    case 'editDocuments':
+      return typeToKind(record.type, { filter_expr: p.filter, context: p.context, function: p.function }, 'documentEdition');
     case 'settings':
       return typeToKind(record.type, { settings: p.patch, is_deletion: false, allow_index_creation: true });
     case 'indexCreation':
       return typeToKind(record.type, { primary_key: p.primaryKey });
     case 'indexUpdate':
-      return typeToKind(record.type, { primary_key: p.primaryKey ?? null });
+      return typeToKind(record.type, { primary_key: p.primaryKey ?? null, ...(p.newIndexUid !== undefined ? { new_index_uid: p.newIndexUid } : {}) });
     case 'indexDeletion':
       return typeToKind(record.type);
     case 'indexSwap':

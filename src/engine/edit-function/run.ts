@@ -1,0 +1,912 @@
+/**
+ * Evaluates a parsed edition function (parse.ts) against one document, in a sandbox: the only
+ * inputs are `doc` (the document, a deep copy) and `context` (read-only), the only output is what
+ * `doc` holds at the end (`()` deletes the document), and every run has an operation budget, a
+ * time budget and size limits, so that no function can hang the write thread or exhaust memory.
+ *
+ * Values follow Rhai: integers are 64-bit (`bigint` here) and divide as integers, floats are
+ * JavaScript numbers, `()` is null, strings, arrays and object maps. Values are copied when
+ * stored (Rhai's value semantics), so `let t = doc.tags; t.push(1)` leaves `doc` unchanged.
+ */
+import type { Document } from '../types.js';
+import type { Expr, LiteralValue, Stmt } from './parse.js';
+
+export type Value = LiteralValue | Value[] | MapValue | RangeValue;
+export type MapValue = { [key: string]: Value };
+interface RangeValue {
+  range: true;
+  start: bigint;
+  end: bigint;
+}
+
+export interface Budget {
+  /** Operations (statements and expressions evaluated) one document may take. */
+  maxOperations: number;
+  /** Milliseconds one document may take. */
+  maxMillis: number;
+  maxStringLength: number;
+  maxCollectionSize: number;
+}
+
+export const DEFAULT_BUDGET: Budget = { maxOperations: 1_000_000, maxMillis: 1_000, maxStringLength: 1 << 20, maxCollectionSize: 100_000 };
+
+export class EditFunctionRuntimeError extends Error {
+  override name = 'EditFunctionRuntimeError';
+}
+
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+class Break {}
+class Continue {}
+class Return {
+  constructor(readonly value: Value) {}
+}
+
+const fail = (message: string): never => {
+  throw new EditFunctionRuntimeError(message);
+};
+
+// --- values ------------------------------------------------------------------------------------
+
+function isMap(value: Value): value is MapValue {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isRange(value);
+}
+
+function isRange(value: Value): value is RangeValue {
+  return value !== null && typeof value === 'object' && (value as RangeValue).range === true && Object.getPrototypeOf(value) === RangeProto;
+}
+const RangeProto = {};
+
+export function typeOf(value: Value): string {
+  if (value === null) return '()';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'bigint') return 'i64';
+  if (typeof value === 'number') return 'f64';
+  if (typeof value === 'string') return 'string';
+  if (Array.isArray(value)) return 'array';
+  if (isRange(value)) return 'range';
+  return 'map';
+}
+
+function newMap(): MapValue {
+  return Object.create(null) as MapValue;
+}
+
+/** JSON (a stored document, the context) into function values. */
+export function fromJson(json: unknown): Value {
+  if (json === null || json === undefined) return null;
+  if (typeof json === 'number') return Number.isSafeInteger(json) ? BigInt(json) : json;
+  if (typeof json === 'boolean' || typeof json === 'string') return json;
+  if (Array.isArray(json)) return json.map(fromJson);
+  const out = newMap();
+  for (const [key, value] of Object.entries(json as Record<string, unknown>)) out[key] = fromJson(value);
+  return out;
+}
+
+/** Function values back to JSON for storage. */
+export function toJson(value: Value): unknown {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (Array.isArray(value)) return value.map(toJson);
+  if (isRange(value)) return rangeItems(value).map(toJson);
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    // a plain object: `__proto__` must stay a property, never become the prototype
+    Object.defineProperty(out, key, { value: toJson(item), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function copy(value: Value): Value {
+  if (Array.isArray(value)) return value.map(copy);
+  if (isMap(value)) {
+    const out = newMap();
+    for (const [key, item] of Object.entries(value)) out[key] = copy(item);
+    return out;
+  }
+  return value;
+}
+
+function freeze(value: Value): Value {
+  if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) freeze(item as Value);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function display(value: Value): string {
+  if (value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') return Number.isInteger(value) ? value.toFixed(1) : String(value);
+  if (typeof value === 'boolean') return String(value);
+  return debug(value);
+}
+
+function debug(value: Value): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(debug).join(', ')}]`;
+  if (isRange(value)) return `${value.start}..${value.end}`;
+  if (isMap(value)) return `#{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${debug(v)}`).join(', ')}}`;
+  return value === null ? '()' : display(value);
+}
+
+function equal(a: Value, b: Value): boolean {
+  if (typeof a === 'bigint' && typeof b === 'number') return Number(a) === b;
+  if (typeof a === 'number' && typeof b === 'bigint') return a === Number(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => equal(item, b[i]!));
+  if (isMap(a) && isMap(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && equal(a[k]!, b[k]!));
+  }
+  return a === b;
+}
+
+function rangeItems(range: RangeValue): bigint[] {
+  const out: bigint[] = [];
+  for (let i = range.start; i < range.end; i++) out.push(i);
+  return out;
+}
+
+function makeRange(start: Value, end: Value, inclusive: boolean): RangeValue {
+  if (typeof start !== 'bigint' || typeof end !== 'bigint') fail(`A range needs integer bounds, found ${typeOf(start)} and ${typeOf(end)}`);
+  const range = Object.create(RangeProto) as RangeValue;
+  range.range = true;
+  range.start = start as bigint;
+  range.end = inclusive ? (end as bigint) + 1n : (end as bigint);
+  return range;
+}
+
+function checkInt(value: bigint): bigint {
+  if (value < I64_MIN || value > I64_MAX) fail('Arithmetic overflow');
+  return value;
+}
+
+function toNumber(value: Value, op: string): number | bigint {
+  if (typeof value === 'bigint' || typeof value === 'number') return value;
+  return fail(`Operator \`${op}\` is not defined for ${typeOf(value)}`);
+}
+
+function arithmetic(op: string, a: Value, b: Value): Value {
+  const x = toNumber(a, op);
+  const y = toNumber(b, op);
+  if (typeof x === 'bigint' && typeof y === 'bigint') {
+    switch (op) {
+      case '+':
+        return checkInt(x + y);
+      case '-':
+        return checkInt(x - y);
+      case '*':
+        return checkInt(x * y);
+      case '/':
+        if (y === 0n) fail('Division by zero');
+        return checkInt(x / y);
+      case '%':
+        if (y === 0n) fail('Division by zero');
+        return x % y;
+      case '**':
+        if (y < 0n) fail('Integer raised to a negative power');
+        if (y > 64n && x !== 0n && x !== 1n && x !== -1n) fail('Arithmetic overflow');
+        return checkInt(x ** y);
+    }
+  }
+  const fx = Number(x);
+  const fy = Number(y);
+  switch (op) {
+    case '+':
+      return fx + fy;
+    case '-':
+      return fx - fy;
+    case '*':
+      return fx * fy;
+    case '/':
+      return fx / fy;
+    case '%':
+      return fx % fy;
+    default:
+      return fx ** fy;
+  }
+}
+
+function compare(op: string, a: Value, b: Value): boolean {
+  let order: number;
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) {
+    order = typeof a === 'bigint' && typeof b === 'bigint' ? (a < b ? -1 : a > b ? 1 : 0) : Math.sign(Number(a) - Number(b));
+  } else if (typeof a === 'string' && typeof b === 'string') order = a < b ? -1 : a > b ? 1 : 0;
+  else return fail(`Operator \`${op}\` is not defined for ${typeOf(a)} and ${typeOf(b)}`);
+  switch (op) {
+    case '<':
+      return order < 0;
+    case '<=':
+      return order <= 0;
+    case '>':
+      return order > 0;
+    default:
+      return order >= 0;
+  }
+}
+
+function truthy(value: Value, what: string): boolean {
+  if (typeof value !== 'boolean') fail(`${what} expects a boolean, found ${typeOf(value)}`);
+  return value as boolean;
+}
+
+function contains(haystack: Value, needle: Value): boolean {
+  if (Array.isArray(haystack)) return haystack.some((item) => equal(item, needle));
+  if (typeof haystack === 'string') {
+    if (typeof needle !== 'string') fail(`A string can only contain a string or a character, not ${typeOf(needle)}`);
+    return haystack.includes(needle as string);
+  }
+  if (isMap(haystack)) {
+    if (typeof needle !== 'string') fail(`A map's keys are strings, not ${typeOf(needle)}`);
+    return Object.prototype.hasOwnProperty.call(haystack, needle as string);
+  }
+  if (isRange(haystack)) return typeof needle === 'bigint' && needle >= haystack.start && needle < haystack.end;
+  return fail(`\`in\` is not defined for ${typeOf(haystack)}`);
+}
+
+function intArg(value: Value, name: string): number {
+  if (typeof value !== 'bigint') fail(`\`${name}\` expects an integer, found ${typeOf(value)}`);
+  return Number(value);
+}
+
+function stringArg(value: Value, name: string): string {
+  if (typeof value !== 'string') fail(`\`${name}\` expects a string, found ${typeOf(value)}`);
+  return value as string;
+}
+
+/** A position that may count from the end (negative), clamped into the string or array. */
+function position(index: number, length: number): number {
+  const at = index < 0 ? length + index : index;
+  return Math.max(0, Math.min(length, at));
+}
+
+// --- evaluation --------------------------------------------------------------------------------
+
+/** Where an assignable expression points: read and write through it. */
+interface Place {
+  get(): Value;
+  set(value: Value): void;
+}
+
+class Scope {
+  private readonly vars = new Map<string, { value: Value; constant: boolean }>();
+  constructor(readonly parent: Scope | null) {}
+
+  lookup(name: string): { value: Value; constant: boolean } | undefined {
+    return this.vars.get(name) ?? this.parent?.lookup(name);
+  }
+
+  declare(name: string, value: Value, constant: boolean): void {
+    this.vars.set(name, { value, constant });
+  }
+}
+
+class Run {
+  private operations = 0;
+  private readonly deadline: number;
+
+  constructor(private readonly budget: Budget) {
+    this.deadline = Date.now() + budget.maxMillis;
+  }
+
+  private tick(): void {
+    this.operations++;
+    if (this.operations > this.budget.maxOperations) fail(`Too many operations: the function may take at most ${this.budget.maxOperations} per document`);
+    if ((this.operations & 0x3ff) === 0 && Date.now() > this.deadline) fail(`The function took longer than ${this.budget.maxMillis} ms on one document`);
+  }
+
+  private sized<T extends Value>(value: T): T {
+    if (typeof value === 'string' && value.length > this.budget.maxStringLength) fail(`A string grew past ${this.budget.maxStringLength} characters`);
+    if (Array.isArray(value) && value.length > this.budget.maxCollectionSize) fail(`An array grew past ${this.budget.maxCollectionSize} items`);
+    if (isMap(value) && Object.keys(value).length > this.budget.maxCollectionSize) fail(`A map grew past ${this.budget.maxCollectionSize} entries`);
+    return value;
+  }
+
+  block(body: Stmt[], scope: Scope): Value {
+    const inner = new Scope(scope);
+    let last: Value = null;
+    for (const stmt of body) last = this.statement(stmt, inner);
+    return last;
+  }
+
+  private statement(stmt: Stmt, scope: Scope): Value {
+    this.tick();
+    switch (stmt.kind) {
+      case 'let':
+        scope.declare(stmt.name, stmt.init ? copy(this.expr(stmt.init, scope)) : null, stmt.constant);
+        return null;
+      case 'assign':
+        this.assign(stmt.target, stmt.op, stmt.value, scope);
+        return null;
+      case 'expr':
+        return this.expr(stmt.expr, scope);
+      case 'while':
+        while (stmt.cond === null || truthy(this.expr(stmt.cond, scope), '`while`')) {
+          this.tick();
+          const outcome = this.loopBody(stmt.body, scope);
+          if (outcome === 'break') break;
+        }
+        return null;
+      case 'for':
+        this.forLoop(stmt, scope);
+        return null;
+      case 'break':
+        throw new Break();
+      case 'continue':
+        throw new Continue();
+      case 'return':
+        throw new Return(stmt.value ? this.expr(stmt.value, scope) : null);
+    }
+  }
+
+  private loopBody(body: Stmt[], scope: Scope): 'break' | 'next' {
+    try {
+      this.block(body, scope);
+    } catch (signal) {
+      if (signal instanceof Break) return 'break';
+      if (!(signal instanceof Continue)) throw signal;
+    }
+    return 'next';
+  }
+
+  private forLoop(stmt: Extract<Stmt, { kind: 'for' }>, scope: Scope): void {
+    const iterable = this.expr(stmt.iterable, scope);
+    let items: Iterable<Value>;
+    if (Array.isArray(iterable)) items = [...iterable];
+    else if (typeof iterable === 'string') items = [...iterable];
+    else if (isRange(iterable)) items = rangeIterator(iterable);
+    else if (isMap(iterable)) return void fail('A map cannot be iterated directly: iterate over `map.keys()` or `map.values()`');
+    else return void fail(`Cannot iterate over ${typeOf(iterable)}`);
+    let counter = 0n;
+    for (const item of items) {
+      this.tick();
+      const inner = new Scope(scope);
+      inner.declare(stmt.name, copy(item), false);
+      if (stmt.counter) inner.declare(stmt.counter, counter, false);
+      counter++;
+      if (this.loopBody(stmt.body, inner) === 'break') break;
+    }
+  }
+
+  private assign(target: Expr, op: string, valueExpr: Expr, scope: Scope): void {
+    const place = this.place(target, scope);
+    let value = copy(this.expr(valueExpr, scope));
+    if (op !== '=') value = this.binaryValue(op.slice(0, -1), place.get(), value);
+    place.set(this.sized(value));
+  }
+
+  private place(target: Expr, scope: Scope): Place {
+    switch (target.kind) {
+      case 'var': {
+        const variable = scope.lookup(target.name);
+        if (!variable) return fail(`Variable not found: ${target.name}`);
+        return {
+          get: () => variable.value,
+          set: (value) => {
+            if (variable.constant) fail(`Cannot modify the constant \`${target.name}\``);
+            variable.value = value;
+          },
+        };
+      }
+      case 'prop': {
+        const container = this.place(target.target, scope).get();
+        if (!isMap(container)) return fail(`Cannot set the property \`${target.name}\` of ${typeOf(container)}`);
+        return {
+          get: () => (Object.prototype.hasOwnProperty.call(container, target.name) ? container[target.name]! : null),
+          set: (value) => {
+            if (Object.isFrozen(container)) fail('Cannot modify `context`: it is read-only');
+            container[target.name] = value;
+            this.sized(container);
+          },
+        };
+      }
+      case 'index': {
+        const container = this.place(target.target, scope).get();
+        const index = this.expr(target.index, scope);
+        if (Array.isArray(container)) {
+          const at = this.arrayIndex(container, index);
+          return {
+            get: () => container[at]!,
+            set: (value) => {
+              if (Object.isFrozen(container)) fail('Cannot modify `context`: it is read-only');
+              container[at] = value;
+            },
+          };
+        }
+        if (isMap(container)) {
+          const key = stringArg(index, 'a map index');
+          return { get: () => container[key] ?? null, set: (value) => this.place({ kind: 'prop', target: target.target, name: key, optional: false }, scope).set(value) };
+        }
+        return fail(`Cannot index into ${typeOf(container)}`);
+      }
+      default:
+        return { get: () => this.expr(target, scope), set: () => fail('This expression cannot be assigned to') };
+    }
+  }
+
+  private arrayIndex(array: Value[], index: Value): number {
+    const i = intArg(index, 'an array index');
+    const at = i < 0 ? array.length + i : i;
+    if (at < 0 || at >= array.length) fail(`Array index ${i} out of bounds for an array of ${array.length} items`);
+    return at;
+  }
+
+  expr(expr: Expr, scope: Scope): Value {
+    this.tick();
+    switch (expr.kind) {
+      case 'literal':
+        return expr.value;
+      case 'template':
+        return this.sized(expr.parts.map((part) => (typeof part === 'string' ? part : display(this.expr(part, scope)))).join(''));
+      case 'array':
+        return this.sized(expr.items.map((item) => copy(this.expr(item, scope))));
+      case 'map': {
+        const map = newMap();
+        for (const [key, value] of expr.entries) map[key] = copy(this.expr(value, scope));
+        return map;
+      }
+      case 'var': {
+        const variable = scope.lookup(expr.name);
+        if (!variable) return fail(`Variable not found: ${expr.name}`);
+        return variable.value;
+      }
+      case 'prop':
+        return this.property(this.expr(expr.target, scope), expr.name, expr.optional);
+      case 'index': {
+        const container = this.expr(expr.target, scope);
+        const index = this.expr(expr.index, scope);
+        if (Array.isArray(container)) return container[this.arrayIndex(container, index)]!;
+        if (isMap(container)) return container[stringArg(index, 'a map index')] ?? null;
+        if (typeof container === 'string') {
+          const chars = [...container];
+          const i = intArg(index, 'a string index');
+          const at = i < 0 ? chars.length + i : i;
+          if (at < 0 || at >= chars.length) fail(`String index ${i} out of bounds for a string of ${chars.length} characters`);
+          return chars[at]!;
+        }
+        return fail(`Cannot index into ${typeOf(container)}`);
+      }
+      case 'call':
+        return this.call(expr.name, expr.args.map((arg) => this.expr(arg, scope)));
+      case 'method':
+        return this.method(expr, scope);
+      case 'unary': {
+        const value = this.expr(expr.operand, scope);
+        if (expr.op === '!') return !truthy(value, '`!`');
+        if (typeof value === 'bigint') return expr.op === '-' ? checkInt(-value) : value;
+        if (typeof value === 'number') return expr.op === '-' ? -value : value;
+        return fail(`Operator \`${expr.op}\` is not defined for ${typeOf(value)}`);
+      }
+      case 'binary':
+        return this.binary(expr, scope);
+      case 'if':
+        if (truthy(this.expr(expr.cond, scope), '`if`')) return this.block(expr.then, scope);
+        return expr.otherwise ? this.block(expr.otherwise, scope) : null;
+      case 'block':
+        return this.block(expr.body, scope);
+    }
+  }
+
+  private property(target: Value, name: string, optional: boolean): Value {
+    if (target === null && optional) return null;
+    if (isMap(target)) return Object.prototype.hasOwnProperty.call(target, name) ? target[name]! : null;
+    if ((typeof target === 'string' || Array.isArray(target)) && name === 'len') return BigInt(typeof target === 'string' ? [...target].length : target.length);
+    if ((typeof target === 'string' || Array.isArray(target)) && name === 'is_empty') return target.length === 0;
+    return fail(`Property \`${name}\` not found on ${typeOf(target)}`);
+  }
+
+  private binary(expr: Extract<Expr, { kind: 'binary' }>, scope: Scope): Value {
+    const left = this.expr(expr.left, scope);
+    switch (expr.op) {
+      case '&&':
+        return truthy(left, '`&&`') && truthy(this.expr(expr.right, scope), '`&&`');
+      case '||':
+        return truthy(left, '`||`') || truthy(this.expr(expr.right, scope), '`||`');
+      case '??':
+        return left === null ? this.expr(expr.right, scope) : left;
+    }
+    return this.binaryValue(expr.op, left, this.expr(expr.right, scope));
+  }
+
+  private binaryValue(op: string, left: Value, right: Value): Value {
+    switch (op) {
+      case '==':
+        return equal(left, right);
+      case '!=':
+        return !equal(left, right);
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+        return compare(op, left, right);
+      case 'in':
+        return contains(right, left);
+      case '..':
+      case '..=':
+        return makeRange(left, right, op === '..=');
+      case '&':
+      case '|':
+      case '^':
+        if (typeof left === 'boolean' && typeof right === 'boolean') return op === '&' ? left && right : op === '|' ? left || right : left !== right;
+        if (typeof left === 'bigint' && typeof right === 'bigint') return op === '&' ? left & right : op === '|' ? left | right : left ^ right;
+        return fail(`Operator \`${op}\` is not defined for ${typeOf(left)} and ${typeOf(right)}`);
+      case '+':
+        if (typeof left === 'string' || typeof right === 'string') return this.sized(display(left) + display(right));
+        if (Array.isArray(left) && Array.isArray(right)) return this.sized([...left, ...right.map(copy)]);
+        if (isMap(left) && isMap(right)) return this.sized(Object.assign(newMap(), left, copy(right)));
+        return arithmetic(op, left, right);
+      default:
+        return arithmetic(op, left, right);
+    }
+  }
+
+  private call(name: string, args: Value[]): Value {
+    const arity = (n: number) => {
+      if (args.length !== n) fail(`Function \`${name}\` expects ${n} argument(s), found ${args.length}`);
+    };
+    switch (name) {
+      case 'type_of':
+        arity(1);
+        return typeOf(args[0]!);
+      case 'to_string':
+        arity(1);
+        return display(args[0]!);
+      case 'to_int':
+      case 'to_float':
+      case 'abs':
+      case 'floor':
+      case 'ceiling':
+      case 'round':
+      case 'sqrt':
+      case 'len':
+      case 'is_empty':
+        arity(1);
+        return this.methodOn(args[0]!, name, []);
+      case 'parse_int': {
+        arity(1);
+        const text = stringArg(args[0]!, name).trim();
+        if (!/^[+-]?\d+$/.test(text)) fail(`Cannot parse \`${text}\` as an integer`);
+        return checkInt(BigInt(text));
+      }
+      case 'parse_float': {
+        arity(1);
+        const parsed = Number(stringArg(args[0]!, name).trim());
+        if (Number.isNaN(parsed)) fail(`Cannot parse \`${String(args[0])}\` as a float`);
+        return parsed;
+      }
+      case 'min':
+      case 'max': {
+        arity(2);
+        const [a, b] = args as [Value, Value];
+        const less = compare('<', a, b);
+        return name === 'min' ? (less ? a : b) : less ? b : a;
+      }
+      case 'print':
+      case 'debug':
+        return null;
+      default:
+        return fail(`Function not found: ${name}`);
+    }
+  }
+
+  private method(expr: Extract<Expr, { kind: 'method' }>, scope: Scope): Value {
+    const args = expr.args.map((arg) => copy(this.expr(arg, scope)));
+    const assignable = expr.target.kind === 'var' || expr.target.kind === 'prop' || expr.target.kind === 'index';
+    const place = assignable ? this.place(expr.target, scope) : null;
+    const target = place ? place.get() : this.expr(expr.target, scope);
+    if (target === null && expr.target.kind === 'prop' && expr.target.optional) return null;
+    // in-place string methods rewrite the string where it is stored
+    const rewritten = typeof target === 'string' ? inPlaceString(target, expr.name, args) : undefined;
+    if (rewritten !== undefined) {
+      // on a temporary string (a literal, a call's result) the change has nowhere to go, as in Rhai
+      place?.set(this.sized(rewritten));
+      return null;
+    }
+    if (target !== null && typeof target === 'object' && Object.isFrozen(target) && MUTATING.has(expr.name)) fail('Cannot modify `context`: it is read-only');
+    const result = this.methodOn(target, expr.name, args);
+    if (target !== null && typeof target === 'object') this.sized(target);
+    return result;
+  }
+
+  methodOn(target: Value, name: string, args: Value[]): Value {
+    const arity = (...counts: number[]) => {
+      if (!counts.includes(args.length)) fail(`\`${name}\` expects ${counts.join(' or ')} argument(s), found ${args.length}`);
+    };
+    if (name === 'to_string' || name === 'to_debug') {
+      arity(0);
+      return name === 'to_string' ? display(target) : debug(target);
+    }
+    if (typeof target === 'string') return stringMethod(target, name, args, arity);
+    if (typeof target === 'bigint' || typeof target === 'number') return numberMethod(target, name, arity);
+    if (Array.isArray(target)) return this.arrayMethod(target, name, args, arity);
+    if (isMap(target)) return mapMethod(target, name, args, arity);
+    if (isRange(target) && name === 'contains') return contains(target, args[0] ?? null);
+    return fail(`Function not found: ${name} (${typeOf(target)})`);
+  }
+
+  private arrayMethod(array: Value[], name: string, args: Value[], arity: (...n: number[]) => void): Value {
+    switch (name) {
+      case 'len':
+        arity(0);
+        return BigInt(array.length);
+      case 'is_empty':
+        arity(0);
+        return array.length === 0;
+      case 'push':
+        arity(1);
+        array.push(args[0]!);
+        return null;
+      case 'append':
+        arity(1);
+        if (!Array.isArray(args[0])) fail('`append` expects an array');
+        array.push(...(args[0] as Value[]));
+        return null;
+      case 'pop':
+        arity(0);
+        return array.pop() ?? null;
+      case 'shift':
+        arity(0);
+        return array.shift() ?? null;
+      case 'insert':
+        arity(2);
+        array.splice(position(intArg(args[0]!, name), array.length), 0, args[1]!);
+        return null;
+      case 'remove': {
+        arity(1);
+        const i = intArg(args[0]!, name);
+        const at = i < 0 ? array.length + i : i;
+        return at >= 0 && at < array.length ? array.splice(at, 1)[0]! : null;
+      }
+      case 'clear':
+        arity(0);
+        array.length = 0;
+        return null;
+      case 'reverse':
+        arity(0);
+        array.reverse();
+        return null;
+      case 'sort':
+        arity(0);
+        array.sort((a, b) => (compare('<', a, b) ? -1 : compare('>', a, b) ? 1 : 0));
+        return null;
+      case 'dedup': {
+        arity(0);
+        const kept = array.filter((item, i) => i === 0 || !equal(item, array[i - 1]!));
+        array.splice(0, array.length, ...kept);
+        return null;
+      }
+      case 'contains':
+        arity(1);
+        return contains(array, args[0]!);
+      case 'index_of': {
+        arity(1);
+        return BigInt(array.findIndex((item) => equal(item, args[0]!)));
+      }
+      case 'get': {
+        arity(1);
+        const i = intArg(args[0]!, name);
+        const at = i < 0 ? array.length + i : i;
+        return array[at] ?? null;
+      }
+      case 'extract': {
+        arity(1, 2);
+        const start = position(intArg(args[0]!, name), array.length);
+        const end = args.length > 1 ? Math.min(array.length, start + Math.max(0, intArg(args[1]!, name))) : array.length;
+        return array.slice(start, end).map(copy);
+      }
+      case 'join': {
+        arity(0, 1);
+        return this.sized(array.map(display).join(args.length ? stringArg(args[0]!, name) : ''));
+      }
+      default:
+        return fail(`Function not found: ${name} (array)`);
+    }
+  }
+}
+
+const MUTATING = new Set(['push', 'append', 'pop', 'shift', 'insert', 'remove', 'clear', 'reverse', 'sort', 'dedup', 'mixin', 'fill_with']);
+
+function* rangeIterator(range: RangeValue): Generator<Value> {
+  for (let i = range.start; i < range.end; i++) yield i;
+}
+
+/** The in-place string methods of Rhai: the new string, or undefined when `name` is not one. */
+function inPlaceString(s: string, name: string, args: Value[]): string | undefined {
+  switch (name) {
+    case 'trim':
+      return s.trim();
+    case 'trim_start':
+      return s.trimStart();
+    case 'trim_end':
+      return s.trimEnd();
+    case 'make_upper':
+      return s.toUpperCase();
+    case 'make_lower':
+      return s.toLowerCase();
+    case 'clear':
+      return '';
+    case 'replace':
+      if (args.length !== 2) fail('`replace` expects 2 arguments');
+      return s.split(stringArg(args[0]!, name)).join(stringArg(args[1]!, name));
+    case 'truncate':
+      if (args.length !== 1) fail('`truncate` expects 1 argument');
+      return [...s].slice(0, Math.max(0, intArg(args[0]!, name))).join('');
+    case 'pad': {
+      if (args.length !== 2) fail('`pad` expects 2 arguments');
+      const length = intArg(args[0]!, name);
+      const fill = stringArg(args[1]!, name);
+      let out = s;
+      while ([...out].length < length && fill !== '') out += fill;
+      return [...out].slice(0, Math.max(length, [...s].length)).join('');
+    }
+    default:
+      return undefined;
+  }
+}
+
+function stringMethod(s: string, name: string, args: Value[], arity: (...n: number[]) => void): Value {
+  const chars = () => [...s];
+  switch (name) {
+    case 'len':
+      arity(0);
+      return BigInt(chars().length);
+    case 'is_empty':
+      arity(0);
+      return s.length === 0;
+    case 'to_upper':
+      arity(0);
+      return s.toUpperCase();
+    case 'to_lower':
+      arity(0);
+      return s.toLowerCase();
+    case 'contains':
+      arity(1);
+      return contains(s, args[0]!);
+    case 'starts_with':
+      arity(1);
+      return s.startsWith(stringArg(args[0]!, name));
+    case 'ends_with':
+      arity(1);
+      return s.endsWith(stringArg(args[0]!, name));
+    case 'index_of': {
+      arity(1, 2);
+      const all = chars();
+      const needle = stringArg(args[0]!, name);
+      const from = args.length > 1 ? position(intArg(args[1]!, name), all.length) : 0;
+      const at = all.slice(from).join('').indexOf(needle);
+      return BigInt(at < 0 ? -1 : from + [...all.slice(from).join('').slice(0, at)].length);
+    }
+    case 'sub_string': {
+      arity(1, 2);
+      const all = chars();
+      const start = position(intArg(args[0]!, name), all.length);
+      const end = args.length > 1 ? Math.min(all.length, start + Math.max(0, intArg(args[1]!, name))) : all.length;
+      return all.slice(start, end).join('');
+    }
+    case 'split':
+      arity(0, 1);
+      return args.length === 0 ? s.split(/\s+/).filter((part) => part !== '') : s.split(stringArg(args[0]!, name));
+    case 'to_chars':
+    case 'chars':
+      arity(0);
+      return chars();
+    case 'get': {
+      arity(1);
+      const all = chars();
+      const i = intArg(args[0]!, name);
+      return all[i < 0 ? all.length + i : i] ?? null;
+    }
+    case 'to_int':
+    case 'parse_int': {
+      arity(0);
+      if (!/^[+-]?\d+$/.test(s.trim())) fail(`Cannot parse \`${s}\` as an integer`);
+      return checkInt(BigInt(s.trim()));
+    }
+    case 'to_float':
+    case 'parse_float': {
+      arity(0);
+      const parsed = Number(s.trim());
+      if (s.trim() === '' || Number.isNaN(parsed)) fail(`Cannot parse \`${s}\` as a float`);
+      return parsed;
+    }
+    default:
+      return fail(`Function not found: ${name} (string)`);
+  }
+}
+
+function numberMethod(n: bigint | number, name: string, arity: (...n: number[]) => void): Value {
+  arity(0);
+  switch (name) {
+    case 'abs':
+      return typeof n === 'bigint' ? checkInt(n < 0n ? -n : n) : Math.abs(n);
+    case 'to_int':
+      if (typeof n === 'bigint') return n;
+      if (!Number.isFinite(n)) fail(`Cannot convert ${n} to an integer`);
+      return checkInt(BigInt(Math.trunc(n)));
+    case 'to_float':
+      return Number(n);
+    case 'floor':
+      return typeof n === 'bigint' ? Number(n) : Math.floor(n);
+    case 'ceiling':
+      return typeof n === 'bigint' ? Number(n) : Math.ceil(n);
+    case 'round':
+      return typeof n === 'bigint' ? Number(n) : Math.round(n);
+    case 'sqrt':
+      return Math.sqrt(Number(n));
+    case 'is_zero':
+      return Number(n) === 0;
+    default:
+      return fail(`Function not found: ${name} (${typeof n === 'bigint' ? 'i64' : 'f64'})`);
+  }
+}
+
+function mapMethod(map: MapValue, name: string, args: Value[], arity: (...n: number[]) => void): Value {
+  switch (name) {
+    case 'len':
+      arity(0);
+      return BigInt(Object.keys(map).length);
+    case 'is_empty':
+      arity(0);
+      return Object.keys(map).length === 0;
+    case 'keys':
+      arity(0);
+      return Object.keys(map);
+    case 'values':
+      arity(0);
+      return Object.values(map).map(copy);
+    case 'contains':
+      arity(1);
+      return contains(map, args[0]!);
+    case 'get':
+      arity(1);
+      return map[stringArg(args[0]!, name)] ?? null;
+    case 'remove': {
+      arity(1);
+      const key = stringArg(args[0]!, name);
+      const value = Object.prototype.hasOwnProperty.call(map, key) ? map[key]! : null;
+      delete map[key];
+      return value;
+    }
+    case 'clear':
+      arity(0);
+      for (const key of Object.keys(map)) delete map[key];
+      return null;
+    case 'mixin':
+    case 'fill_with':
+      arity(1);
+      if (!isMap(args[0]!)) fail(`\`${name}\` expects a map`);
+      for (const [key, value] of Object.entries(args[0] as MapValue)) if (name === 'mixin' || !(key in map)) map[key] = value;
+      return null;
+    default:
+      return fail(`Function not found: ${name} (map)`);
+  }
+}
+
+/**
+ * Run a parsed function on one document. Returns the document as the function left it, or null
+ * when the function set `doc` to `()` (delete it). Throws EditFunctionRuntimeError.
+ */
+export function runEditFunction(
+  program: Stmt[],
+  document: Document,
+  context: Record<string, unknown> | null,
+  budget: Budget = DEFAULT_BUDGET,
+): { document: unknown } {
+  const run = new Run(budget);
+  const scope = new Scope(null);
+  scope.declare('doc', fromJson(document), false);
+  scope.declare('context', context === null ? null : freeze(fromJson(context)), true);
+  try {
+    run.block(program, scope);
+  } catch (signal) {
+    if (signal instanceof Break || signal instanceof Continue) fail('`break` or `continue` outside of a loop');
+    if (signal instanceof RangeError) fail('The function nests too deeply');
+    if (!(signal instanceof Return)) throw signal;
+  }
+  const doc = scope.lookup('doc')!.value;
+  return { document: doc === null ? null : toJson(doc) };
+}
