@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
+import { engineDumpSource } from '../../src/engine/ops/dump/engine-source.js';
+import { importDump } from '../../src/engine/ops/dump/import.js';
+import { writeDump } from '../../src/engine/ops/dump/writer.js';
 import { movies } from '../data.js';
 import { expectErrorShape, startHarness, type Harness } from './harness.js';
 
@@ -128,6 +131,23 @@ describe('persistence', () => {
       engine = await Engine.open({ dbPath: dir, logLevel: 'off', instanceFeatures: {} });
       expect(engine.getExperimentalFeatures()).toMatchObject({ metrics: false, editDocumentsByFunction: true });
       await engine.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('dumps carry the flags set through PATCH (as experimental-features.json) and imports restore them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-features-dump-'));
+    try {
+      const engine = await Engine.open({ dbPath: join(dir, 'a'), logLevel: 'off', instanceFeatures: { metrics: true } });
+      engine.updateExperimentalFeatures({ containsFilter: true, getTaskDocumentsRoute: true });
+      await writeDump(engineDumpSource(engine, { dbVersion: '1.0.0', auth: null }), join(dir, 'x.dump'));
+      await engine.close();
+      await importDump(join(dir, 'x.dump'), join(dir, 'b'));
+      const imported = await Engine.open({ dbPath: join(dir, 'b'), logLevel: 'off' });
+      // the serve option was this run's, not the instance's: it does not travel
+      expect(imported.getExperimentalFeatures()).toMatchObject({ containsFilter: true, getTaskDocumentsRoute: true, metrics: false });
+      await imported.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

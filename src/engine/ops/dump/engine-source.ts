@@ -26,6 +26,7 @@ export function engineDumpSource(engine: Engine, options: EngineDumpOptions): Du
     tasks: () => tasks(engine, options.excludeTaskUid),
     batches: () => batches(engine),
     indexes: () => indexes(engine),
+    experimentalFeatures: () => ({ ...engine.features.runtime() }),
     webhooks: () => {
       const webhooks: Record<string, { url: string; headers: Record<string, string> }> = {};
       if (options.auth) for (const { key, value } of options.auth.webhooks.getRange()) webhooks[key] = { url: value.url, headers: value.headers ?? {} };

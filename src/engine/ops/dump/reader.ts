@@ -95,6 +95,13 @@ export class DumpReader {
     if (existsSync(join(this.dir, FILES.batchesQueue))) yield* this.lines<Batch>(FILES.batchesQueue);
   }
 
+  /** The experimental flags of the dumped instance; Meilisearch writes them since 1.x, older dumps have none. */
+  async experimentalFeatures(): Promise<Record<string, unknown>> {
+    if (!existsSync(join(this.dir, FILES.experimentalFeatures))) return {};
+    const value = await readJson<unknown>(this.file, this.dir, FILES.experimentalFeatures);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  }
+
   async webhooks(): Promise<DumpWebhooks> {
     if (!existsSync(join(this.dir, FILES.webhooks))) return { webhooks: {} };
     const value = await readJson<Partial<DumpWebhooks>>(this.file, this.dir, FILES.webhooks);
