@@ -153,3 +153,23 @@ describe('persistence', () => {
     }
   });
 });
+
+describe('search threads', () => {
+  test('a search answered in a search thread sees a PATCH at once', async () => {
+    const threaded = await startHarness({}, { searchThreads: 1 });
+    try {
+      const added = await threaded.request('POST', '/indexes/movies/documents', { json: movies().slice(0, 20) });
+      await threaded.wait(added.body.taskUid);
+      const settings = await threaded.request('PATCH', '/indexes/movies/settings', { json: { filterableAttributes: ['title'] } });
+      await threaded.wait(settings.body.taskUid);
+      const search = () => threaded.request('POST', '/indexes/movies/search', { json: { filter: 'title CONTAINS "a"' } });
+      expectErrorShape((await search()).body, 'feature_not_enabled');
+      await threaded.request('PATCH', '/experimental-features', { json: { containsFilter: true } });
+      expect((await search()).status).toBe(200);
+      await threaded.request('PATCH', '/experimental-features', { json: { containsFilter: false } });
+      expectErrorShape((await search()).body, 'feature_not_enabled');
+    } finally {
+      await threaded.stop();
+    }
+  });
+});
