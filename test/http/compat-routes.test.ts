@@ -33,6 +33,21 @@ describe('index rename', () => {
     expect(task.details).toEqual({ primaryKey: null, oldIndexUid: 'old-name', newIndexUid: 'new-name' });
     expect((await h.request('GET', '/indexes/old-name')).status).toBe(404);
     expect((await h.request('GET', '/indexes/new-name/documents/1')).body).toEqual({ id: 1, title: 'kept' });
+    // earlier tasks follow the index to its new uid, as on a swap
+    const moved = await h.request('GET', '/tasks?indexUids=new-name&types=documentAdditionOrUpdate');
+    expect(moved.body.results.map((t: { indexUid: string }) => t.indexUid)).toEqual(['new-name']);
+    expect((await h.request('GET', '/tasks?indexUids=old-name&types=documentAdditionOrUpdate')).body.total).toBe(0);
+  });
+
+  test('a swap exchanges the uids of the earlier tasks of both indexes', async () => {
+    await done('POST', '/indexes/left/documents', [{ id: 1 }]);
+    await done('POST', '/indexes/right/documents', [{ id: 2 }, { id: 3 }]);
+    await done('POST', '/swap-indexes', [{ indexes: ['left', 'right'] }]);
+    const additions = async (uid: string) =>
+      (await h.request('GET', `/tasks?indexUids=${uid}&types=documentAdditionOrUpdate`)).body.results.map((t: { details: { receivedDocuments: number } }) => t.details.receivedDocuments);
+    expect(await additions('left')).toEqual([2]);
+    expect(await additions('right')).toEqual([1]);
+    expect((await h.request('GET', '/indexes/left/documents')).body.total).toBe(2);
   });
 
   test('renaming onto an existing index fails the task with index_already_exists', async () => {

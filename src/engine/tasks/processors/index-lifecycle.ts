@@ -43,7 +43,10 @@ async function run(ctx: BatchContext, task: TaskRecord): Promise<Record<string, 
       }
       if (renameTo !== undefined) {
         index.store.write(() => index.store.touch(new Date().toISOString()));
-        ctx.taskStore.write(() => ctx.registry.renameMapping(uid!, renameTo));
+        ctx.taskStore.write(() => {
+          ctx.registry.renameMapping(uid!, renameTo);
+          ctx.taskStore.moveIndexTasks(task.uid, [[uid!, renameTo]]);
+        });
       }
       return task.details;
     }
@@ -57,8 +60,10 @@ async function run(ctx: BatchContext, task: TaskRecord): Promise<Record<string, 
       checkSwaps(ctx, payload.swaps);
       ctx.taskStore.write(() => {
         for (const { indexes, rename } of payload.swaps) {
-          if (rename) ctx.registry.renameMapping(indexes[0], indexes[1]);
-          else ctx.registry.swapMappings(indexes[0], indexes[1]);
+          const [a, b] = indexes;
+          if (rename) ctx.registry.renameMapping(a, b);
+          else ctx.registry.swapMappings(a, b);
+          ctx.taskStore.moveIndexTasks(task.uid, rename ? [[a, b]] : [[a, b], [b, a]]);
         }
       });
       return task.details;
