@@ -9,7 +9,7 @@ import { existsSync, readdirSync, rmSync, statSync, type Dirent } from 'node:fs'
 import { join } from 'node:path';
 import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.js';
 import { SearchError } from './errors.js';
-import { checkSettingsFeatures, FeatureStore, type ExperimentalFeatures } from './experimental-features.js';
+import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, type ExperimentalFeatures } from './experimental-features.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
@@ -553,7 +553,7 @@ export class Engine {
    * still kept (the task is enqueued or processing); the payload is dropped once processed.
    */
   taskDocuments(uid: number): AsyncGenerator<Document> {
-    this.features.require('getTaskDocumentsRoute', 'Getting the documents of an enqueued task');
+    this.features.require('getTaskDocumentsRoute', TASK_DOCUMENTS_ACTION);
     const record = this.tasks.get(uid);
     if (!record) throw new SearchError('task_not_found', `Task \`${uid}\` not found.`);
     const path = record.payload.kind === 'documents' ? join(this.paths.updateFiles, record.payload.updateFile) : null;

@@ -46,6 +46,9 @@ const DESCRIPTIONS: Record<FeatureName, { label: string; link: string }> = {
   foreignKeys: { label: 'foreign_keys', link: 'https://github.com/orgs/meilisearch/discussions/873' },
 };
 
+/** What the reference says is refused while `getTaskDocumentsRoute` is off. */
+export const TASK_DOCUMENTS_ACTION = 'Getting the documents of an enqueued task';
+
 export function featureNotEnabled(name: FeatureName, disabledAction: string): SearchError {
   const { label, link } = DESCRIPTIONS[name];
   return new SearchError('feature_not_enabled', `${disabledAction} requires enabling the \`${label}\` experimental feature. See ${link}`);

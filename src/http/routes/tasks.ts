@@ -1,6 +1,7 @@
 /** `/tasks`: list, get one, the documents of one, cancel and delete by filter. */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { featureNotEnabled, TASK_DOCUMENTS_ACTION } from '../../engine/experimental-features.js';
 import type { Document } from '../../engine/types.js';
 import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
@@ -30,9 +31,11 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
     action: 'tasks.get',
     handler: ({ request, reply, query, params }) => {
       checkKnownParams(query, []);
+      // the reference's order: the feature, the uid, the task (as the key may see it), its payload
+      if (!engine.getExperimentalFeatures().getTaskDocumentsRoute) throw featureNotEnabled('getTaskDocumentsRoute', TASK_DOCUMENTS_ACTION);
       const uid = parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid');
-      const documents = engine.taskDocuments(uid);
       visibleTask(request, engine.getTask(uid));
+      const documents = engine.taskDocuments(uid);
       reply.type('application/x-ndjson');
       return Readable.from(ndjsonLines(documents));
     },
