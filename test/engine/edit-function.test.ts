@@ -74,6 +74,35 @@ describe('the language', () => {
     });
   });
 
+  test('closures: map, filter, retain, reduce, all/any, find, sort with a comparator, call', () => {
+    const source = `
+      let factor = context.factor;
+      doc.doubled = doc.n.map(|x| x * factor);
+      doc.even = doc.n.filter(|x| x % 2 == 0);
+      doc.sum = doc.n.reduce(|acc, x| acc + x, 0);
+      doc.all = doc.n.all(|x| x > 0);
+      doc.any = doc.n.any(|x| x > 2);
+      doc.first = doc.n.find(|x| x > 1);
+      doc.tags.retain(|t| t != "drop");
+      doc.n.sort(|a, b| b - a);
+      let greet = |name| \`hi \${name}\`;
+      doc.greeting = greet.call("ada");
+    `;
+    expect(edit(source, { id: 1, n: [1, 2, 3], tags: ['keep', 'drop'] }, { factor: 10 })).toEqual({
+      id: 1,
+      n: [3, 2, 1],
+      tags: ['keep'],
+      doubled: [10, 20, 30],
+      even: [2],
+      sum: 6,
+      all: true,
+      any: true,
+      first: 2,
+      greeting: 'hi ada',
+    });
+    expect(() => edit('doc.f = |x| x', { id: 1 })).toThrow(/A closure cannot be stored/);
+  });
+
   test('values are copied when stored: a local copy does not change the document', () => {
     expect(edit('let t = doc.tags; t.push("x"); doc.n = t.len()', { id: 1, tags: ['a'] })).toEqual({ id: 1, tags: ['a'], n: 2 });
   });
@@ -98,7 +127,7 @@ describe('the language', () => {
 describe('outside the subset', () => {
   test.each([
     ['fn f() { 1 }', /function definitions/],
-    ['doc.a = [1, 2].map(|x| x * 2)', /Closures are not supported/],
+    ['doc.a = [1].map(|x x)', /Expecting `,` or `\|`/],
     ['switch doc.a { 1 => 2 }', /switch/],
     ['import "x" as y;', /import/],
     ['doc.a = ', /end of the function/],

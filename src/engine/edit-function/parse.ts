@@ -8,8 +8,9 @@
  * `for (x, i) in …`, `break`, `continue`, `return`; literals (integers, floats, strings, chars,
  * backtick strings with `${…}` interpolation, `true`/`false`, `()`, arrays `[…]`, object maps
  * `#{…}`); operators `+ - * / % **`, comparisons, `&& || !`, `in`, `??`, ranges `a..b`/`a..=b`,
- * `?.`; method and function calls of a fixed library (see run.ts). Anything else (closures, `fn`,
- * `switch`, `import`…) is refused with a compile error naming it.
+ * `?.`; closures `|x| …` (for `map`, `filter`, `reduce`… and `.call`); method and function calls
+ * of a fixed library (see run.ts). Anything else (`fn`, `switch`, `import`…) is refused with a
+ * compile error naming it.
  */
 
 export class EditFunctionSyntaxError extends Error {
@@ -32,6 +33,7 @@ export type Expr =
   | { kind: 'unary'; op: '-' | '!' | '+'; operand: Expr }
   | { kind: 'binary'; op: string; left: Expr; right: Expr }
   | { kind: 'if'; cond: Expr; then: Stmt[]; otherwise: Stmt[] | null }
+  | { kind: 'closure'; params: string[]; body: Expr }
   | { kind: 'block'; body: Stmt[] };
 
 export type LiteralValue = null | boolean | bigint | number | string;
@@ -464,9 +466,16 @@ class Parser {
       case '{':
         this.pos--;
         return { kind: 'block', body: this.block() };
-      case '|':
       case '||':
-        return this.fail('Closures are not supported in document edition functions', token);
+        return { kind: 'closure', params: [], body: this.expression() };
+      case '|': {
+        const params: string[] = [];
+        while (!this.eat('|')) {
+          params.push(this.ident());
+          if (!this.eat(',') && !this.is('|')) this.fail(`Expecting \`,\` or \`|\`, found ${describe(this.peek())}`);
+        }
+        return { kind: 'closure', params, body: this.expression() };
+      }
     }
     return this.fail(`Unexpected ${describe(token)}`, token);
   }

@@ -11,12 +11,21 @@
 import type { Document } from '../types.js';
 import type { Expr, LiteralValue, Stmt } from './parse.js';
 
-export type Value = LiteralValue | Value[] | MapValue | RangeValue;
+export type Value = LiteralValue | Value[] | MapValue | RangeValue | Closure;
 export type MapValue = { [key: string]: Value };
 interface RangeValue {
   range: true;
   start: bigint;
   end: bigint;
+}
+
+/** A closure `|x| …` with the scope it was written in; it can be called, never stored in a document. */
+class Closure {
+  constructor(
+    readonly params: string[],
+    readonly body: Expr,
+    readonly scope: Scope,
+  ) {}
 }
 
 export interface Budget {
@@ -50,7 +59,7 @@ const fail = (message: string): never => {
 // --- values ------------------------------------------------------------------------------------
 
 function isMap(value: Value): value is MapValue {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isRange(value);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isRange(value) && !(value instanceof Closure);
 }
 
 function isRange(value: Value): value is RangeValue {
@@ -66,6 +75,7 @@ export function typeOf(value: Value): string {
   if (typeof value === 'string') return 'string';
   if (Array.isArray(value)) return 'array';
   if (isRange(value)) return 'range';
+  if (value instanceof Closure) return 'Fn';
   return 'map';
 }
 
@@ -91,6 +101,7 @@ export function toJson(value: Value): unknown {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (Array.isArray(value)) return value.map(toJson);
   if (isRange(value)) return rangeItems(value).map(toJson);
+  if (value instanceof Closure) return fail('A closure cannot be stored in a document');
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     // a plain object: `__proto__` must stay a property, never become the prototype
@@ -110,7 +121,7 @@ function copy(value: Value): Value {
 }
 
 function freeze(value: Value): Value {
-  if (value !== null && typeof value === 'object') {
+  if (value !== null && typeof value === 'object' && !(value instanceof Closure)) {
     for (const item of Object.values(value)) freeze(item as Value);
     Object.freeze(value);
   }
@@ -130,6 +141,7 @@ function debug(value: Value): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(debug).join(', ')}]`;
   if (isRange(value)) return `${value.start}..${value.end}`;
+  if (value instanceof Closure) return `Fn(|${value.params.join(', ')}|)`;
   if (isMap(value)) return `#{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${debug(v)}`).join(', ')}}`;
   return value === null ? '()' : display(value);
 }
@@ -488,6 +500,22 @@ class Run {
         return expr.otherwise ? this.block(expr.otherwise, scope) : null;
       case 'block':
         return this.block(expr.body, scope);
+      case 'closure':
+        return new Closure(expr.params, expr.body, scope);
+    }
+  }
+
+  /** Call a closure: its parameters in a scope of its own, over the scope it was written in. */
+  invoke(fn: Value, args: Value[]): Value {
+    if (!(fn instanceof Closure)) return fail(`Expecting a closure, found ${typeOf(fn)}`);
+    if (args.length < fn.params.length) fail(`The closure expects ${fn.params.length} argument(s), found ${args.length}`);
+    const scope = new Scope(fn.scope);
+    fn.params.forEach((name, i) => scope.declare(name, copy(args[i]!), false));
+    try {
+      return this.expr(fn.body, scope);
+    } catch (signal) {
+      if (signal instanceof Return) return signal.value;
+      throw signal;
     }
   }
 
@@ -625,6 +653,7 @@ class Run {
     if (Array.isArray(target)) return this.arrayMethod(target, name, args, arity);
     if (isMap(target)) return mapMethod(target, name, args, arity);
     if (isRange(target) && name === 'contains') return contains(target, args[0] ?? null);
+    if (target instanceof Closure && name === 'call') return this.invoke(target, args);
     return fail(`Function not found: ${name} (${typeOf(target)})`);
   }
 
@@ -670,8 +699,8 @@ class Run {
         array.reverse();
         return null;
       case 'sort':
-        arity(0);
-        array.sort((a, b) => (compare('<', a, b) ? -1 : compare('>', a, b) ? 1 : 0));
+        arity(0, 1);
+        array.sort((a, b) => (args.length ? sortOrder(this.invoke(args[0]!, [a, b])) : compare('<', a, b) ? -1 : compare('>', a, b) ? 1 : 0));
         return null;
       case 'dedup': {
         arity(0);
@@ -698,6 +727,36 @@ class Run {
         const end = args.length > 1 ? Math.min(array.length, start + Math.max(0, intArg(args[1]!, name))) : array.length;
         return array.slice(start, end).map(copy);
       }
+      case 'map':
+        arity(1);
+        return this.sized(array.map((item, i) => this.invoke(args[0]!, [item, BigInt(i)])));
+      case 'filter':
+        arity(1);
+        return array.filter((item, i) => truthy(this.invoke(args[0]!, [item, BigInt(i)]), '`filter`')).map(copy);
+      case 'retain': {
+        arity(1);
+        const kept = array.filter((item, i) => truthy(this.invoke(args[0]!, [item, BigInt(i)]), '`retain`'));
+        array.splice(0, array.length, ...kept);
+        return null;
+      }
+      case 'all':
+        arity(1);
+        return array.every((item, i) => truthy(this.invoke(args[0]!, [item, BigInt(i)]), '`all`'));
+      case 'any':
+      case 'some':
+        arity(1);
+        return array.some((item, i) => truthy(this.invoke(args[0]!, [item, BigInt(i)]), `\`${name}\``));
+      case 'find':
+        arity(1);
+        return array.find((item, i) => truthy(this.invoke(args[0]!, [item, BigInt(i)]), '`find`')) ?? null;
+      case 'reduce': {
+        arity(1, 2);
+        let accumulator: Value = args.length > 1 ? args[1]! : null;
+        array.forEach((item, i) => {
+          accumulator = this.invoke(args[0]!, [accumulator, item, BigInt(i)]);
+        });
+        return accumulator;
+      }
       case 'join': {
         arity(0, 1);
         return this.sized(array.map(display).join(args.length ? stringArg(args[0]!, name) : ''));
@@ -708,7 +767,14 @@ class Run {
   }
 }
 
-const MUTATING = new Set(['push', 'append', 'pop', 'shift', 'insert', 'remove', 'clear', 'reverse', 'sort', 'dedup', 'mixin', 'fill_with']);
+/** A comparator's answer: a negative, zero or positive integer (or a boolean `a < b`). */
+function sortOrder(value: Value): number {
+  if (typeof value === 'bigint') return value < 0n ? -1 : value > 0n ? 1 : 0;
+  if (typeof value === 'boolean') return value ? -1 : 1;
+  return fail(`A sort comparator must return an integer, found ${typeOf(value)}`);
+}
+
+const MUTATING = new Set(['retain', 'push', 'append', 'pop', 'shift', 'insert', 'remove', 'clear', 'reverse', 'sort', 'dedup', 'mixin', 'fill_with']);
 
 function* rangeIterator(range: RangeValue): Generator<Value> {
   for (let i = range.start; i < range.end; i++) yield i;
