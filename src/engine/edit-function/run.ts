@@ -9,24 +9,38 @@
  * stored (Rhai's value semantics), so `let t = doc.tags; t.push(1)` leaves `doc` unchanged.
  */
 import type { Document } from '../types.js';
-import type { Expr, LiteralValue, Stmt } from './parse.js';
+import type { Expr, Stmt } from './parse.js';
+import { inPlaceString, mapMethod, numberMethod, stringMethod } from './library.js';
+import {
+  arithmetic,
+  checkInt,
+  Closure,
+  compare,
+  contains,
+  copy,
+  debug,
+  display,
+  EditFunctionRuntimeError,
+  equal,
+  fail,
+  freeze,
+  fromJson,
+  intArg,
+  isMap,
+  isRange,
+  makeRange,
+  newMap,
+  position,
+  stringArg,
+  toJson,
+  truthy,
+  typeOf,
+  type RangeValue,
+  type Value,
+} from './values.js';
 
-export type Value = LiteralValue | Value[] | MapValue | RangeValue | Closure;
-export type MapValue = { [key: string]: Value };
-interface RangeValue {
-  range: true;
-  start: bigint;
-  end: bigint;
-}
+export { EditFunctionRuntimeError, fromJson, toJson, typeOf, type Value };
 
-/** A closure `|x| …` with the scope it was written in; it can be called, never stored in a document. */
-class Closure {
-  constructor(
-    readonly params: string[],
-    readonly body: Expr,
-    readonly scope: Scope,
-  ) {}
-}
 
 export interface Budget {
   /** Operations (statements and expressions evaluated) one document may take. */
@@ -39,12 +53,6 @@ export interface Budget {
 
 export const DEFAULT_BUDGET: Budget = { maxOperations: 1_000_000, maxMillis: 1_000, maxStringLength: 1 << 20, maxCollectionSize: 100_000 };
 
-export class EditFunctionRuntimeError extends Error {
-  override name = 'EditFunctionRuntimeError';
-}
-
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 
 class Break {}
 class Continue {}
@@ -52,229 +60,6 @@ class Return {
   constructor(readonly value: Value) {}
 }
 
-const fail = (message: string): never => {
-  throw new EditFunctionRuntimeError(message);
-};
-
-// --- values ------------------------------------------------------------------------------------
-
-function isMap(value: Value): value is MapValue {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isRange(value) && !(value instanceof Closure);
-}
-
-function isRange(value: Value): value is RangeValue {
-  return value !== null && typeof value === 'object' && (value as RangeValue).range === true && Object.getPrototypeOf(value) === RangeProto;
-}
-const RangeProto = {};
-
-export function typeOf(value: Value): string {
-  if (value === null) return '()';
-  if (typeof value === 'boolean') return 'bool';
-  if (typeof value === 'bigint') return 'i64';
-  if (typeof value === 'number') return 'f64';
-  if (typeof value === 'string') return 'string';
-  if (Array.isArray(value)) return 'array';
-  if (isRange(value)) return 'range';
-  if (value instanceof Closure) return 'Fn';
-  return 'map';
-}
-
-function newMap(): MapValue {
-  return Object.create(null) as MapValue;
-}
-
-/** JSON (a stored document, the context) into function values. */
-export function fromJson(json: unknown): Value {
-  if (json === null || json === undefined) return null;
-  if (typeof json === 'number') return Number.isSafeInteger(json) ? BigInt(json) : json;
-  if (typeof json === 'boolean' || typeof json === 'string') return json;
-  if (Array.isArray(json)) return json.map(fromJson);
-  const out = newMap();
-  for (const [key, value] of Object.entries(json as Record<string, unknown>)) out[key] = fromJson(value);
-  return out;
-}
-
-/** Function values back to JSON for storage. */
-export function toJson(value: Value): unknown {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
-  if (typeof value === 'bigint') return Number(value);
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (Array.isArray(value)) return value.map(toJson);
-  if (isRange(value)) return rangeItems(value).map(toJson);
-  if (value instanceof Closure) return fail('A closure cannot be stored in a document');
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    // a plain object: `__proto__` must stay a property, never become the prototype
-    Object.defineProperty(out, key, { value: toJson(item), enumerable: true, writable: true, configurable: true });
-  }
-  return out;
-}
-
-function copy(value: Value): Value {
-  if (Array.isArray(value)) return value.map(copy);
-  if (isMap(value)) {
-    const out = newMap();
-    for (const [key, item] of Object.entries(value)) out[key] = copy(item);
-    return out;
-  }
-  return value;
-}
-
-function freeze(value: Value): Value {
-  if (value !== null && typeof value === 'object' && !(value instanceof Closure)) {
-    for (const item of Object.values(value)) freeze(item as Value);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-function display(value: Value): string {
-  if (value === null) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number') return Number.isInteger(value) ? value.toFixed(1) : String(value);
-  if (typeof value === 'boolean') return String(value);
-  return debug(value);
-}
-
-function debug(value: Value): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(debug).join(', ')}]`;
-  if (isRange(value)) return `${value.start}..${value.end}`;
-  if (value instanceof Closure) return `Fn(|${value.params.join(', ')}|)`;
-  if (isMap(value)) return `#{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${debug(v)}`).join(', ')}}`;
-  return value === null ? '()' : display(value);
-}
-
-function equal(a: Value, b: Value): boolean {
-  if (typeof a === 'bigint' && typeof b === 'number') return Number(a) === b;
-  if (typeof a === 'number' && typeof b === 'bigint') return a === Number(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => equal(item, b[i]!));
-  if (isMap(a) && isMap(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => k in b && equal(a[k]!, b[k]!));
-  }
-  return a === b;
-}
-
-function rangeItems(range: RangeValue): bigint[] {
-  const out: bigint[] = [];
-  for (let i = range.start; i < range.end; i++) out.push(i);
-  return out;
-}
-
-function makeRange(start: Value, end: Value, inclusive: boolean): RangeValue {
-  if (typeof start !== 'bigint' || typeof end !== 'bigint') fail(`A range needs integer bounds, found ${typeOf(start)} and ${typeOf(end)}`);
-  const range = Object.create(RangeProto) as RangeValue;
-  range.range = true;
-  range.start = start as bigint;
-  range.end = inclusive ? (end as bigint) + 1n : (end as bigint);
-  return range;
-}
-
-function checkInt(value: bigint): bigint {
-  if (value < I64_MIN || value > I64_MAX) fail('Arithmetic overflow');
-  return value;
-}
-
-function toNumber(value: Value, op: string): number | bigint {
-  if (typeof value === 'bigint' || typeof value === 'number') return value;
-  return fail(`Operator \`${op}\` is not defined for ${typeOf(value)}`);
-}
-
-function arithmetic(op: string, a: Value, b: Value): Value {
-  const x = toNumber(a, op);
-  const y = toNumber(b, op);
-  if (typeof x === 'bigint' && typeof y === 'bigint') {
-    switch (op) {
-      case '+':
-        return checkInt(x + y);
-      case '-':
-        return checkInt(x - y);
-      case '*':
-        return checkInt(x * y);
-      case '/':
-        if (y === 0n) fail('Division by zero');
-        return checkInt(x / y);
-      case '%':
-        if (y === 0n) fail('Division by zero');
-        return x % y;
-      case '**':
-        if (y < 0n) fail('Integer raised to a negative power');
-        if (y > 64n && x !== 0n && x !== 1n && x !== -1n) fail('Arithmetic overflow');
-        return checkInt(x ** y);
-    }
-  }
-  const fx = Number(x);
-  const fy = Number(y);
-  switch (op) {
-    case '+':
-      return fx + fy;
-    case '-':
-      return fx - fy;
-    case '*':
-      return fx * fy;
-    case '/':
-      return fx / fy;
-    case '%':
-      return fx % fy;
-    default:
-      return fx ** fy;
-  }
-}
-
-function compare(op: string, a: Value, b: Value): boolean {
-  let order: number;
-  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) {
-    order = typeof a === 'bigint' && typeof b === 'bigint' ? (a < b ? -1 : a > b ? 1 : 0) : Math.sign(Number(a) - Number(b));
-  } else if (typeof a === 'string' && typeof b === 'string') order = a < b ? -1 : a > b ? 1 : 0;
-  else return fail(`Operator \`${op}\` is not defined for ${typeOf(a)} and ${typeOf(b)}`);
-  switch (op) {
-    case '<':
-      return order < 0;
-    case '<=':
-      return order <= 0;
-    case '>':
-      return order > 0;
-    default:
-      return order >= 0;
-  }
-}
-
-function truthy(value: Value, what: string): boolean {
-  if (typeof value !== 'boolean') fail(`${what} expects a boolean, found ${typeOf(value)}`);
-  return value as boolean;
-}
-
-function contains(haystack: Value, needle: Value): boolean {
-  if (Array.isArray(haystack)) return haystack.some((item) => equal(item, needle));
-  if (typeof haystack === 'string') {
-    if (typeof needle !== 'string') fail(`A string can only contain a string or a character, not ${typeOf(needle)}`);
-    return haystack.includes(needle as string);
-  }
-  if (isMap(haystack)) {
-    if (typeof needle !== 'string') fail(`A map's keys are strings, not ${typeOf(needle)}`);
-    return Object.prototype.hasOwnProperty.call(haystack, needle as string);
-  }
-  if (isRange(haystack)) return typeof needle === 'bigint' && needle >= haystack.start && needle < haystack.end;
-  return fail(`\`in\` is not defined for ${typeOf(haystack)}`);
-}
-
-function intArg(value: Value, name: string): number {
-  if (typeof value !== 'bigint') fail(`\`${name}\` expects an integer, found ${typeOf(value)}`);
-  return Number(value);
-}
-
-function stringArg(value: Value, name: string): string {
-  if (typeof value !== 'string') fail(`\`${name}\` expects a string, found ${typeOf(value)}`);
-  return value as string;
-}
-
-/** A position that may count from the end (negative), clamped into the string or array. */
-function position(index: number, length: number): number {
-  const at = index < 0 ? length + index : index;
-  return Math.max(0, Math.min(length, at));
-}
 
 // --- evaluation --------------------------------------------------------------------------------
 
@@ -284,7 +69,7 @@ interface Place {
   set(value: Value): void;
 }
 
-class Scope {
+export class Scope {
   private readonly vars = new Map<string, { value: Value; constant: boolean }>();
   constructor(readonly parent: Scope | null) {}
 
@@ -780,177 +565,6 @@ function* rangeIterator(range: RangeValue): Generator<Value> {
   for (let i = range.start; i < range.end; i++) yield i;
 }
 
-/** The in-place string methods of Rhai: the new string, or undefined when `name` is not one. */
-function inPlaceString(s: string, name: string, args: Value[]): string | undefined {
-  switch (name) {
-    case 'trim':
-      return s.trim();
-    case 'trim_start':
-      return s.trimStart();
-    case 'trim_end':
-      return s.trimEnd();
-    case 'make_upper':
-      return s.toUpperCase();
-    case 'make_lower':
-      return s.toLowerCase();
-    case 'clear':
-      return '';
-    case 'replace':
-      if (args.length !== 2) fail('`replace` expects 2 arguments');
-      return s.split(stringArg(args[0]!, name)).join(stringArg(args[1]!, name));
-    case 'truncate':
-      if (args.length !== 1) fail('`truncate` expects 1 argument');
-      return [...s].slice(0, Math.max(0, intArg(args[0]!, name))).join('');
-    case 'pad': {
-      if (args.length !== 2) fail('`pad` expects 2 arguments');
-      const length = intArg(args[0]!, name);
-      const fill = stringArg(args[1]!, name);
-      let out = s;
-      while ([...out].length < length && fill !== '') out += fill;
-      return [...out].slice(0, Math.max(length, [...s].length)).join('');
-    }
-    default:
-      return undefined;
-  }
-}
-
-function stringMethod(s: string, name: string, args: Value[], arity: (...n: number[]) => void): Value {
-  const chars = () => [...s];
-  switch (name) {
-    case 'len':
-      arity(0);
-      return BigInt(chars().length);
-    case 'is_empty':
-      arity(0);
-      return s.length === 0;
-    case 'to_upper':
-      arity(0);
-      return s.toUpperCase();
-    case 'to_lower':
-      arity(0);
-      return s.toLowerCase();
-    case 'contains':
-      arity(1);
-      return contains(s, args[0]!);
-    case 'starts_with':
-      arity(1);
-      return s.startsWith(stringArg(args[0]!, name));
-    case 'ends_with':
-      arity(1);
-      return s.endsWith(stringArg(args[0]!, name));
-    case 'index_of': {
-      arity(1, 2);
-      const all = chars();
-      const needle = stringArg(args[0]!, name);
-      const from = args.length > 1 ? position(intArg(args[1]!, name), all.length) : 0;
-      const at = all.slice(from).join('').indexOf(needle);
-      return BigInt(at < 0 ? -1 : from + [...all.slice(from).join('').slice(0, at)].length);
-    }
-    case 'sub_string': {
-      arity(1, 2);
-      const all = chars();
-      const start = position(intArg(args[0]!, name), all.length);
-      const end = args.length > 1 ? Math.min(all.length, start + Math.max(0, intArg(args[1]!, name))) : all.length;
-      return all.slice(start, end).join('');
-    }
-    case 'split':
-      arity(0, 1);
-      return args.length === 0 ? s.split(/\s+/).filter((part) => part !== '') : s.split(stringArg(args[0]!, name));
-    case 'to_chars':
-    case 'chars':
-      arity(0);
-      return chars();
-    case 'get': {
-      arity(1);
-      const all = chars();
-      const i = intArg(args[0]!, name);
-      return all[i < 0 ? all.length + i : i] ?? null;
-    }
-    case 'to_int':
-    case 'parse_int': {
-      arity(0);
-      if (!/^[+-]?\d+$/.test(s.trim())) fail(`Cannot parse \`${s}\` as an integer`);
-      return checkInt(BigInt(s.trim()));
-    }
-    case 'to_float':
-    case 'parse_float': {
-      arity(0);
-      const parsed = Number(s.trim());
-      if (s.trim() === '' || Number.isNaN(parsed)) fail(`Cannot parse \`${s}\` as a float`);
-      return parsed;
-    }
-    default:
-      return fail(`Function not found: ${name} (string)`);
-  }
-}
-
-function numberMethod(n: bigint | number, name: string, arity: (...n: number[]) => void): Value {
-  arity(0);
-  switch (name) {
-    case 'abs':
-      return typeof n === 'bigint' ? checkInt(n < 0n ? -n : n) : Math.abs(n);
-    case 'to_int':
-      if (typeof n === 'bigint') return n;
-      if (!Number.isFinite(n)) fail(`Cannot convert ${n} to an integer`);
-      return checkInt(BigInt(Math.trunc(n)));
-    case 'to_float':
-      return Number(n);
-    case 'floor':
-      return typeof n === 'bigint' ? Number(n) : Math.floor(n);
-    case 'ceiling':
-      return typeof n === 'bigint' ? Number(n) : Math.ceil(n);
-    case 'round':
-      return typeof n === 'bigint' ? Number(n) : Math.round(n);
-    case 'sqrt':
-      return Math.sqrt(Number(n));
-    case 'is_zero':
-      return Number(n) === 0;
-    default:
-      return fail(`Function not found: ${name} (${typeof n === 'bigint' ? 'i64' : 'f64'})`);
-  }
-}
-
-function mapMethod(map: MapValue, name: string, args: Value[], arity: (...n: number[]) => void): Value {
-  switch (name) {
-    case 'len':
-      arity(0);
-      return BigInt(Object.keys(map).length);
-    case 'is_empty':
-      arity(0);
-      return Object.keys(map).length === 0;
-    case 'keys':
-      arity(0);
-      return Object.keys(map);
-    case 'values':
-      arity(0);
-      return Object.values(map).map(copy);
-    case 'contains':
-      arity(1);
-      return contains(map, args[0]!);
-    case 'get':
-      arity(1);
-      return map[stringArg(args[0]!, name)] ?? null;
-    case 'remove': {
-      arity(1);
-      const key = stringArg(args[0]!, name);
-      const value = Object.prototype.hasOwnProperty.call(map, key) ? map[key]! : null;
-      delete map[key];
-      return value;
-    }
-    case 'clear':
-      arity(0);
-      for (const key of Object.keys(map)) delete map[key];
-      return null;
-    case 'mixin':
-    case 'fill_with':
-      arity(1);
-      if (!isMap(args[0]!)) fail(`\`${name}\` expects a map`);
-      for (const [key, value] of Object.entries(args[0] as MapValue)) if (name === 'mixin' || !(key in map)) map[key] = value;
-      return null;
-    default:
-      return fail(`Function not found: ${name} (map)`);
-  }
-}
 
 /**
  * Run a parsed function on one document. Returns the document as the function left it, or null
