@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeQueries, typedQueries } from './typed-queries.mjs';
 
 const DATA = '../shared/data/movies.json';
 const DIST = process.env.BENCH_DIST ?? '../dist';
@@ -25,38 +26,6 @@ function loadDocs() {
   const docs = JSON.parse(readFileSync(DATA, 'utf8'));
   const n = Number(process.env.BENCH_DOCS ?? docs.length);
   return docs.slice(0, n);
-}
-
-/** Deterministic queries from titles: 1-3 words, one typo (swap, drop or change a letter) in 2 of 3. */
-function makeQueries(docs) {
-  let seed = 42;
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
-  const out = [];
-  while (out.length < QUERY_COUNT) {
-    const words = String(docs[Math.floor(rnd() * docs.length)].title).toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);
-    if (words.length === 0) continue;
-    const k = 1 + Math.floor(rnd() * Math.min(3, words.length));
-    const picked = words.slice(0, k);
-    const i = picked.findIndex((w) => w.length >= 5);
-    if (i >= 0 && rnd() < 0.67) {
-      const w = picked[i];
-      const p = 1 + Math.floor(rnd() * (w.length - 2));
-      const kind = Math.floor(rnd() * 3);
-      picked[i] = kind === 0 ? w.slice(0, p) + w[p + 1] + w[p] + w.slice(p + 2) : kind === 1 ? w.slice(0, p) + w.slice(p + 1) : w.slice(0, p) + 'x' + w.slice(p + 1);
-    }
-    out.push(picked.join(' '));
-  }
-  return out;
-}
-
-/** Every keystroke of the first TYPED_QUERIES queries of two words or more, as sent while typing. */
-const TYPED_QUERIES = 40;
-function typedQueries(queries) {
-  const out = [];
-  for (const q of queries.filter((q) => q.includes(' ')).slice(0, TYPED_QUERIES)) {
-    for (let n = 1; n <= q.length; n++) if (q[n - 1] !== ' ') out.push(q.slice(0, n));
-  }
-  return out;
 }
 
 const text = (doc, field) => (Array.isArray(doc[field]) ? doc[field].join(' ') : (doc[field] ?? ''));

@@ -26,6 +26,10 @@
  *     of `movies` at the start of the scenario.
  *   D "200k" (BENCH_200K=1 only, a few minutes): A with the index being filled (`docs`) holding 200,000
  *     documents (`generated-docs.mjs`, as keyword-200k.bench.js: ten NDJSON payloads of 20,000).
+ *   T "as you type": every keystroke of the as-typed query set (typed-queries.mjs, 441 searches)
+ *     sent one at a time over HTTP to an idle server holding the movies (4 JSON payloads); T200 the
+ *     same on the 200,000 documents of D (BENCH_200K=1 only). Peer: MiniSearch in the bench's
+ *     process, same documents and keystrokes, no HTTP.
  *
  * Requests use node's fetch (undici, keep-alive). Connection resets (ECONNRESET) and any other
  * failed request are counted and reported. The client's own event-loop delay is reported too: a
@@ -33,7 +37,7 @@
  * allowed, see raisePriority).
  *
  *   npm run build && node bench/served.bench.mjs
- *   BENCH_SERVED=A,C node bench/served.bench.mjs          some scenarios (default A,B,C; D with BENCH_200K=1)
+ *   BENCH_SERVED=A,C node bench/served.bench.mjs          some scenarios (default A,B,C,T; D and T200 with BENCH_200K=1)
  *   BENCH_SERVE_ARGS="--search-threads 0" node bench/served.bench.mjs   extra flags for the servers
  *   node bench/run.js served
  */
@@ -45,6 +49,7 @@ import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generatedPayloads } from './generated-docs.mjs';
+import { makeQueries, typedQueries } from './typed-queries.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = dirname(benchDir);
@@ -444,6 +449,63 @@ async function scenarioA() {
   return searchWhileIndexing('A', 'movies', movies().payloads, 'application/json', movies().count);
 }
 
+const TYPED_FIELDS = ['title', 'cast', 'genres', 'extract'];
+
+/**
+ * T and T200: every keystroke of the as-typed query set (typed-queries.mjs: 441 searches) over
+ * HTTP, one at a time, on an idle server whose index `fill` holds `docs` (searchable: title, cast,
+ * genres, extract, as the keyword benches). Peer: MiniSearch in this process on the same
+ * documents and keystrokes (fuzzy 0.2, prefix), with no HTTP at all.
+ */
+async function asYouType(name, label, payloads, contentType, docs) {
+  const queries = typedQueries(makeQueries(docs));
+  const ours = await withServer(name, async (server) => {
+    const settings = await request(`${server.url}/indexes/typed/settings`, { method: 'PATCH', body: JSON.stringify({ searchableAttributes: TYPED_FIELDS }), headers: JSON_TYPE });
+    await waitTask(server, JSON.parse(settings.text).taskUid);
+    log(`${name}: indexing ${docs.length.toLocaleString('en-US')} documents in ${payloads.length} payloads`);
+    await indexPayloads(server, 'typed', payloads, contentType, docs.length);
+    const send = (q) => request(`${server.url}/indexes/typed/search`, { method: 'POST', body: JSON.stringify({ q, limit: 20 }), headers: JSON_TYPE });
+    for (const q of queries.slice(0, 40)) await send(q); // warm-up
+    const times = [];
+    for (const q of queries) {
+      const t = performance.now();
+      await send(q);
+      times.push(performance.now() - t);
+    }
+    return times.sort((a, b) => a - b);
+  });
+  const { default: MiniSearch } = await import('minisearch');
+  const text = (doc, field) => (Array.isArray(doc[field]) ? doc[field].join(' ') : (doc[field] ?? ''));
+  const mini = new MiniSearch({ fields: TYPED_FIELDS, storeFields: ['title'], extractField: text });
+  mini.addAll(docs);
+  for (const q of queries.slice(0, 40)) mini.search(q, { fuzzy: 0.2, prefix: true });
+  const peer = [];
+  for (const q of queries) {
+    const t = performance.now();
+    mini.search(q, { fuzzy: 0.2, prefix: true }).slice(0, 20);
+    peer.push(performance.now() - t);
+  }
+  peer.sort((a, b) => a - b);
+  log(`${name}: ${queries.length} keystrokes over HTTP p50 ${f(pct(ours, 0.5), 2)} ms, p99 ${f(pct(ours, 0.99), 2)} ms, max ${f(ours.at(-1), 1)} ms`);
+  for (const [figure, p] of [['p50', 0.5], ['p99', 0.99], ['max', 1]])
+    row(`${name} as you type ${label}`, `keystroke ${figure}`, pct(ours, p), 'MiniSearch in-process', pct(peer, p), 'ms', 2);
+}
+
+async function scenarioT() {
+  const all = JSON.parse(readFileSync(MOVIES, 'utf8'));
+  return asYouType('T', 'movies', movies().payloads, 'application/json', all);
+}
+
+async function scenarioT200() {
+  const payloads = [];
+  const docs = [];
+  for (const payload of generatedPayloads(200_000, 20_000)) {
+    payloads.push(Buffer.from(payload));
+    for (const line of payload.split('\n')) if (line) docs.push(JSON.parse(line));
+  }
+  return asYouType('T200', '200k', payloads, 'application/x-ndjson', docs);
+}
+
 async function scenarioD() {
   log('D: generating 200,000 documents (generated-docs.mjs) as 10 NDJSON payloads');
   const payloads = [];
@@ -660,10 +722,10 @@ function summary() {
 
 async function main() {
   if (!existsSync(join(root, 'dist/commands'))) throw new Error('dist/ is not built: run `npm run build` (or `npx tsc -p tsconfig.json`) first');
-  const wanted = (process.env.BENCH_SERVED ?? `A,B,C${process.env.BENCH_200K === '1' ? ',D' : ''}`).toUpperCase().split(',').map((s) => s.trim()).filter(Boolean);
-  const scenarios = { A: scenarioA, B: scenarioB, C: scenarioC, D: scenarioD };
+  const wanted = (process.env.BENCH_SERVED ?? `A,B,C,T${process.env.BENCH_200K === '1' ? ',D,T200' : ''}`).toUpperCase().split(',').map((s) => s.trim()).filter(Boolean);
+  const scenarios = { A: scenarioA, B: scenarioB, C: scenarioC, D: scenarioD, T: scenarioT, T200: scenarioT200 };
   const unknown = wanted.filter((s) => !scenarios[s]);
-  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')} in BENCH_SERVED (A, B, C, D)`);
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')} in BENCH_SERVED (A, B, C, D, T, T200)`);
   console.log(`served: scenarios ${wanted.join(', ')} (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   let failed = 0;
   for (const s of wanted) {

@@ -14,9 +14,13 @@ import { metricsRoutes } from '../src/http/routes/metrics.js';
 import { engineMetricsSources, ServerMetrics } from '../src/http/metrics.js';
 import type { ResolvedOptions } from '../src/cli/serve-options.js';
 
-/** Whether `/metrics` answers; the one place that decides, asked on every scrape. */
-function metricsFeature(options: ResolvedOptions): () => boolean {
-  return () => options['experimental-enable-metrics'] === true;
+/**
+ * Whether `/metrics` answers; the one place that decides, asked on every scrape: the `metrics`
+ * experimental feature, turned on by `--experimental-enable-metrics` for this run or by
+ * PATCH /experimental-features.
+ */
+function metricsFeature(engine: Engine): () => boolean {
+  return () => engine.features.enabled('metrics');
 }
 
 /** The preview page's files, or null when it is off (production, `--no-preview-page`) or not built. */
@@ -25,6 +29,11 @@ function previewPage(options: ResolvedOptions, warn: (message: string) => void) 
   const page = loadPreviewPage();
   if (!page) warn('The search preview page is not built (run `npm run build`): `/` only answers that the server runs.');
   return page;
+}
+
+/** The experimental features serve options turn on for this run (the reference's `--experimental-*` launch flags). */
+function instanceFeatures(options: Record<string, unknown>): { metrics: boolean; containsFilter: boolean } {
+  return { metrics: options['experimental-enable-metrics'] === true, containsFilter: options['experimental-contains-filter'] === true };
 }
 
 export default class Serve extends Command {
@@ -62,7 +71,10 @@ export default class Serve extends Command {
     // imports (--import-dump/--import-snapshot), version check and dumpless upgrade, then the engine with the ops processors
     let started;
     try {
-      started = await openWithOps({ dbPath, logLevel, searchThreads, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) }, startupOptionsFrom(options));
+      started = await openWithOps(
+        { dbPath, logLevel, searchThreads, instanceFeatures: instanceFeatures(options), ...(maxIndexingMemory ? { maxIndexingMemory } : {}) },
+        startupOptionsFrom(options),
+      );
     } catch (error) {
       this.error((error as Error).message, { exit: 1 });
     }
@@ -92,7 +104,7 @@ export default class Serve extends Command {
         ...security.routes,
         dumpRoutes(ops),
         snapshotRoutes(ops),
-        metricsRoutes(metrics, metricsFeature(options)),
+        metricsRoutes(metrics, metricsFeature(engine)),
         previewPageRoutes(previewPage(options, (message) => this.warn(message))),
       ],
       payloadSizeLimit: options['http-payload-size-limit'] as number,

@@ -87,6 +87,12 @@ export const SERVE_OPTIONS: OptionSpec[] = [
     description: 'Serve Prometheus metrics at GET /metrics (API-key action `metrics.get`, on all indexes); off: /metrics answers 400 feature_not_enabled.',
   },
   {
+    name: 'experimental-contains-filter',
+    kind: 'boolean',
+    default: false,
+    description: 'Turn on the `containsFilter` experimental feature (`CONTAINS` and `STARTS WITH` in filters) for this run, whatever PATCH /experimental-features says.',
+  },
+  {
     name: 'log-level',
     kind: 'enum',
     values: ['OFF', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'],

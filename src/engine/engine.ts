@@ -9,23 +9,26 @@ import { addQueueWait, sharedClock } from './search/performance.js';
 import { hydrateHits, type ForeignIndexes } from './search/foreign-keys.js';
 import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.js';
 import { SearchError } from './errors.js';
+import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, type ExperimentalFeatures } from './experimental-features.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
-import { UPDATE_FILE_EXTENSION, writeUpdateFile } from './index/payload.js';
+import { readUpdateFile, UPDATE_FILE_EXTENSION, writeUpdateFile } from './index/payload.js';
 import { persistPayload } from './index/intake.js';
 import { noteForeignCommit } from './index/store.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
+import { compileEditFunction } from './edit-function/edition.js';
 import { defaultSettings, type Settings } from './settings/types.js';
 import { validateSettingsPatch } from './settings/validate.js';
+import { listFields, type FieldMetadata, type FieldsQuery } from './settings/field-metadata.js';
 import { databaseExists, databasePaths, ensureDirectories, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
 import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
@@ -47,12 +50,14 @@ import type {
   GlobalStats,
   IndexInfo,
   IndexStats,
+  IndexSwap,
   Page,
   SummarizedTask,
   Task,
   TaskFilter,
   TaskListQuery,
   TaskType,
+  WriteOptions,
 } from './types.js';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
@@ -75,6 +80,11 @@ export interface EngineOptions {
   writer?: 'thread' | 'inline' | 'none';
   /** Worker threads that answer `answer()` (the HTTP search routes), each with a read-only engine; 0 (default): this thread. */
   searchThreads?: number;
+  /**
+   * Experimental features the serve options turn on for this run (`--experimental-enable-metrics`...),
+   * on top of those set through PATCH /experimental-features; recorded for every thread to read.
+   */
+  instanceFeatures?: Partial<ExperimentalFeatures>;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -91,6 +101,7 @@ export class Engine {
   readonly paths: DatabasePaths;
   readonly tasks: TaskStore;
   readonly indexes: IndexRegistry;
+  readonly features: FeatureStore;
   private writeSide!: WriteSide;
   private searchThreads: SearchThreads | null = null;
   private readonly logLevel: number;
@@ -111,7 +122,9 @@ export class Engine {
     this.instanceUid = ensureInstanceUid(this.dbPath);
     this.tasks = new TaskStore(this.paths.tasks);
     if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
-    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, defaultModules);
+    this.features = new FeatureStore(this.tasks.env);
+    if (options.instanceFeatures) this.features.setInstance(options.instanceFeatures);
+    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, { ...defaultModules, features: this.features });
   }
 
   static async open(options: EngineOptions): Promise<Engine> {
@@ -207,7 +220,13 @@ export class Engine {
   // --- task registration ----------------------------------------------------------------------
 
   /** Register a task and flush it to disk: once this resolves, the task survives any crash. */
-  async enqueue(type: TaskType, indexUid: string | null, payload: TaskPayload, details: Record<string, unknown> | null): Promise<SummarizedTask> {
+  async enqueue(
+    type: TaskType,
+    indexUid: string | null,
+    payload: TaskPayload,
+    details: Record<string, unknown> | null,
+    options: WriteOptions = {},
+  ): Promise<SummarizedTask> {
     if (this.closed) throw new SearchError('invalid_state', 'The engine is shutting down.');
     const record = this.tasks.write(() =>
       this.tasks.insert({
@@ -223,6 +242,7 @@ export class Engine {
         startedAt: null,
         finishedAt: null,
         payload,
+        ...(options.customMetadata !== undefined ? { customMetadata: options.customMetadata } : {}),
       }),
     );
     await this.tasks.flushed();
@@ -247,23 +267,34 @@ export class Engine {
     return this.indexes.get(uid).info();
   }
 
-  async createIndex(uid: string, options: { primaryKey?: string | null } = {}): Promise<SummarizedTask> {
+  async createIndex(uid: string, options: { primaryKey?: string | null } & WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const primaryKey = options.primaryKey ?? null;
-    return this.enqueue('indexCreation', uid, { kind: 'indexCreation', primaryKey }, { primaryKey });
+    return this.enqueue('indexCreation', uid, { kind: 'indexCreation', primaryKey }, { primaryKey }, options);
   }
 
-  async updateIndex(uid: string, options: { primaryKey?: string | null }): Promise<SummarizedTask> {
+  /** Change the primary key and/or rename the index (`uid`: its new uid). */
+  async updateIndex(uid: string, options: { primaryKey?: string | null; uid?: string } & WriteOptions): Promise<SummarizedTask> {
     validateIndexUid(uid);
-    return this.enqueue('indexUpdate', uid, { kind: 'indexUpdate', primaryKey: options.primaryKey }, { primaryKey: options.primaryKey ?? null });
+    const newIndexUid = options.uid === undefined ? undefined : validateIndexUid(options.uid);
+    const details: Record<string, unknown> = { primaryKey: options.primaryKey ?? null };
+    if (newIndexUid !== undefined) Object.assign(details, { oldIndexUid: uid, newIndexUid });
+    return this.enqueue(
+      'indexUpdate',
+      uid,
+      { kind: 'indexUpdate', primaryKey: options.primaryKey, ...(newIndexUid !== undefined ? { newIndexUid } : {}) },
+      details,
+      options,
+    );
   }
 
-  async deleteIndex(uid: string): Promise<SummarizedTask> {
+  async deleteIndex(uid: string, options: WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
-    return this.enqueue('indexDeletion', uid, { kind: 'indexDeletion' }, { deletedDocuments: null });
+    return this.enqueue('indexDeletion', uid, { kind: 'indexDeletion' }, { deletedDocuments: null }, options);
   }
 
-  async swapIndexes(swaps: Array<{ indexes: [string, string] }>): Promise<SummarizedTask> {
+  /** Swap pairs of indexes; a pair with `rename: true` renames its first index to the second uid, which must not exist. */
+  async swapIndexes(swaps: IndexSwap[], options: WriteOptions = {}): Promise<SummarizedTask> {
     const seen = new Set<string>();
     for (const swap of swaps) {
       if (!Array.isArray(swap?.indexes) || swap.indexes.length !== 2) {
@@ -277,7 +308,14 @@ export class Engine {
         seen.add(uid);
       }
     }
-    return this.enqueue('indexSwap', null, { kind: 'indexSwap', swaps }, { swaps });
+    const normalized = swaps.map((swap) => ({ indexes: swap.indexes, rename: swap.rename ?? false }));
+    return this.enqueue('indexSwap', null, { kind: 'indexSwap', swaps: normalized }, { swaps: normalized }, options);
+  }
+
+  /** `POST /indexes/:uid/fields`: the index's fields with what its settings make of each. */
+  listFields(uid: string, query: FieldsQuery = {}): Page<FieldMetadata> {
+    const index = this.indexes.get(uid);
+    return listFields(index.settings, Object.keys(index.store.fieldDistribution), query);
   }
 
   indexStats(uid: string): IndexStats {
@@ -307,7 +345,7 @@ export class Engine {
   async addDocuments(
     uid: string,
     payload: DocumentPayload | Document[],
-    options: { primaryKey?: string | null; method?: 'replace' | 'update'; allowIndexCreation?: boolean } = {},
+    options: { primaryKey?: string | null; method?: 'replace' | 'update'; allowIndexCreation?: boolean; skipCreation?: boolean } & WriteOptions = {},
   ): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const allowIndexCreation = options.allowIndexCreation ?? true;
@@ -322,8 +360,17 @@ export class Engine {
       return await this.enqueue(
         'documentAdditionOrUpdate',
         uid,
-        { kind: 'documents', updateFile, method: options.method ?? 'replace', primaryKey: options.primaryKey ?? null, count, allowIndexCreation },
+        {
+          kind: 'documents',
+          updateFile,
+          method: options.method ?? 'replace',
+          primaryKey: options.primaryKey ?? null,
+          count,
+          allowIndexCreation,
+          ...(options.skipCreation ? { skipCreation: true } : {}),
+        },
         { receivedDocuments: count, indexedDocuments: null },
+        options,
       );
     } catch (error) {
       rmSync(join(this.paths.updateFiles, updateFile), { force: true });
@@ -339,21 +386,21 @@ export class Engine {
     return this.indexes.get(uid).getDocument(id, query);
   }
 
-  async deleteDocument(uid: string, id: string): Promise<SummarizedTask> {
-    return this.deleteDocuments(uid, [id]);
+  async deleteDocument(uid: string, id: string, options: WriteOptions = {}): Promise<SummarizedTask> {
+    return this.deleteDocuments(uid, [id], options);
   }
 
-  async deleteDocuments(uid: string, ids: Array<string | number>): Promise<SummarizedTask> {
+  async deleteDocuments(uid: string, ids: Array<string | number>, options: WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const normalized = ids.map((id) => {
       if (typeof id === 'number') return normalizeDocumentId(id);
       if (typeof id === 'string') return id;
       throw new SearchError('invalid_document_ids', `Invalid value type: expected a string or an integer, found \`${JSON.stringify(id)}\`.`);
     });
-    return this.enqueue('documentDeletion', uid, { kind: 'deleteIds', ids: normalized }, { providedIds: normalized.length, deletedDocuments: null });
+    return this.enqueue('documentDeletion', uid, { kind: 'deleteIds', ids: normalized }, { providedIds: normalized.length, deletedDocuments: null }, options);
   }
 
-  async deleteDocumentsByFilter(uid: string, filter: unknown): Promise<SummarizedTask> {
+  async deleteDocumentsByFilter(uid: string, filter: unknown, options: WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     if (filter === undefined || filter === null) throw new SearchError('missing_document_filter', 'Missing field `filter`');
     if (this.indexes.exists(uid)) this.indexes.get(uid).filterDocids(filter, 'invalid_document_filter');
@@ -362,12 +409,46 @@ export class Engine {
       uid,
       { kind: 'deleteFilter', filter },
       { providedIds: 0, originalFilter: JSON.stringify(filter), deletedDocuments: null },
+      options,
     );
   }
 
-  async clearDocuments(uid: string): Promise<SummarizedTask> {
+  /**
+   * `POST /documents/edit`: run an edition function (see edit-function/) on every document, or on
+   * those matching `filter`, as a `documentEdition` task. The function and filter are checked now.
+   */
+  async editDocuments(
+    uid: string,
+    edition: { function: string; filter?: unknown; context?: Record<string, unknown> | null },
+    options: WriteOptions = {},
+  ): Promise<SummarizedTask> {
+    this.features.require('editDocumentsByFunction', 'Using the documents edit route');
     validateIndexUid(uid);
-    return this.enqueue('documentDeletion', uid, { kind: 'clearDocuments' }, { deletedDocuments: null });
+    compileEditFunction(edition.function);
+    const filter = edition.filter ?? null;
+    if (filter !== null) {
+      if (filter === '' || (Array.isArray(filter) && filter.length === 0)) throw new SearchError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+      if (this.indexes.exists(uid)) this.indexes.get(uid).filterDocids(filter, 'invalid_document_filter');
+    }
+    const context = edition.context ?? null;
+    return this.enqueue(
+      'documentEdition',
+      uid,
+      { kind: 'editDocuments', function: edition.function, filter, context },
+      {
+        editedDocuments: null,
+        deletedDocuments: null,
+        originalFilter: filter === null ? null : JSON.stringify(filter),
+        context,
+        function: edition.function,
+      },
+      options,
+    );
+  }
+
+  async clearDocuments(uid: string, options: WriteOptions = {}): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('documentDeletion', uid, { kind: 'clearDocuments' }, { deletedDocuments: null }, options);
   }
 
   // --- settings -------------------------------------------------------------------------------
@@ -384,19 +465,20 @@ export class Engine {
    * `allowIndexCreation: false` (a key without `indexes.create`) makes the task fail with
    * `index_not_found` instead of creating a missing index.
    */
-  async updateSettings(uid: string, body: unknown, options: { allowIndexCreation?: boolean } = {}): Promise<SummarizedTask> {
+  async updateSettings(uid: string, body: unknown, options: { allowIndexCreation?: boolean } & WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
+    checkSettingsFeatures(this.features, body);
     const patch = validateSettingsPatch(body) as Partial<Settings>;
     const allowIndexCreation = options.allowIndexCreation ?? true;
-    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, redactPatch(patch));
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, redactPatch(patch), options);
   }
 
-  async resetSettings(uid: string, keys?: Array<keyof Settings>, options: { allowIndexCreation?: boolean } = {}): Promise<SummarizedTask> {
+  async resetSettings(uid: string, keys?: Array<keyof Settings>, options: { allowIndexCreation?: boolean } & WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     const all = Object.keys(defaultSettings()) as Array<keyof Settings>;
     const patch = Object.fromEntries((keys ?? all).map((key) => [key, null])) as Partial<Settings>;
     const allowIndexCreation = options.allowIndexCreation ?? true;
-    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, { ...patch });
+    return this.enqueue('settingsUpdate', uid, { kind: 'settings', patch, allowIndexCreation }, { ...patch }, options);
   }
 
   // --- search -------------------------------------------------------------------------------
@@ -470,6 +552,17 @@ export class Engine {
     }
   }
 
+  // --- experimental features ----------------------------------------------------------------
+
+  getExperimentalFeatures(): ExperimentalFeatures {
+    return this.features.get();
+  }
+
+  /** Synchronous, as in the reference: the flags change at once, no task is registered. */
+  updateExperimentalFeatures(patch: Partial<ExperimentalFeatures>): ExperimentalFeatures {
+    return this.features.update(patch);
+  }
+
   // --- tasks and batches ----------------------------------------------------------------------
 
   getTask(uid: number): Task {
@@ -493,6 +586,24 @@ export class Engine {
       from: page.length > 0 ? page[0]! : null,
       next: next ?? null,
     };
+  }
+
+  /**
+   * `GET /tasks/:uid/documents`: the documents a document task received, while its payload is
+   * still kept (the task is enqueued or processing); the payload is dropped once processed.
+   */
+  taskDocuments(uid: number): AsyncGenerator<Document> {
+    this.features.require('getTaskDocumentsRoute', TASK_DOCUMENTS_ACTION);
+    const record = this.tasks.get(uid);
+    if (!record) throw new SearchError('task_not_found', `Task \`${uid}\` not found.`);
+    const path = record.payload.kind === 'documents' ? join(this.paths.updateFiles, record.payload.updateFile) : null;
+    if (!path || !existsSync(path)) {
+      throw new SearchError(
+        'task_file_not_found',
+        `Task \`${uid}\` does not contain any documents. Only \`documentAdditionOrUpdate\` tasks with the statuses \`enqueued\` or \`processing\` contain documents`,
+      );
+    }
+    return readUpdateFile(path);
   }
 
   async cancelTasks(filter: TaskFilter): Promise<SummarizedTask> {

@@ -51,8 +51,10 @@ const EXPLICIT: Record<string, ErrorKind> = {
   invalid_document_id: { status: 400, type: 'invalid_request' },
   missing_document_filter: { status: 400, type: 'invalid_request' },
   max_fields_limit_exceeded: { status: 400, type: 'invalid_request' },
+  edit_documents_by_function_error: { status: 400, type: 'invalid_request' },
   // tasks and batches
   task_not_found: { status: 404, type: 'invalid_request' },
+  task_file_not_found: { status: 404, type: 'invalid_request' },
   batch_not_found: { status: 404, type: 'invalid_request' },
   missing_task_filters: { status: 400, type: 'invalid_request' },
   // search

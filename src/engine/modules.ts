@@ -5,9 +5,10 @@
  * last because their `prepare` step may call remote embedders.
  */
 import type { IndexExtension } from './index/extension.js';
-import type { DocumentPresenter, FilterResolver } from './index/index.js';
+import type { DocumentPresenter, DocumentSorter, FilterResolver } from './index/index.js';
 import { facetExtension } from './search/facets/extension.js';
 import { resolveFilter } from './search/filter/resolve.js';
+import { sortedDocumentsPage } from './search/sort/documents-order.js';
 import { geoExtension } from './search/geo/extension.js';
 import { keywordExtension } from './search/keyword/extension.js';
 import { presentDocument, vectorsExtension } from './vector/extension.js';
@@ -16,10 +17,12 @@ export interface EngineModules {
   extensions: () => IndexExtension[];
   filter: FilterResolver;
   present: DocumentPresenter;
+  sort: DocumentSorter;
 }
 
 export const defaultModules: EngineModules = {
   extensions: () => [keywordExtension, facetExtension, geoExtension, vectorsExtension],
   filter: resolveFilter,
   present: presentDocument,
+  sort: sortedDocumentsPage,
 };

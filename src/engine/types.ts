@@ -70,6 +70,8 @@ export interface Task {
   enqueuedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The `customMetadata` the write was sent with; absent when none was. */
+  customMetadata?: string;
 }
 
 /** What every write returns (HTTP 202). */
@@ -79,6 +81,20 @@ export interface SummarizedTask {
   status: TaskStatus;
   type: TaskType;
   enqueuedAt: string;
+  customMetadata?: string;
+}
+
+/** One pair of `POST /swap-indexes`. */
+export interface IndexSwap {
+  indexes: [string, string];
+  /** Rename `indexes[0]` to `indexes[1]` (which must not exist) instead of swapping. */
+  rename?: boolean;
+}
+
+/** Options every write accepts. */
+export interface WriteOptions {
+  /** An arbitrary string carried onto the task object (the `customMetadata` query parameter). */
+  customMetadata?: string;
 }
 
 export interface Batch {
@@ -152,4 +168,6 @@ export interface DocumentsQuery {
   filter?: unknown;
   ids?: Array<string | number>;
   retrieveVectors?: boolean;
+  /** `field:asc|desc` expressions on sortable attributes (array, or the GET form's comma-separated string). */
+  sort?: string[] | string;
 }

@@ -17,33 +17,43 @@ import type {
   Task,
   TaskFilter,
   TaskListQuery,
+  IndexSwap,
+  WriteOptions,
 } from '../engine/types.js';
 import type { Settings } from '../engine/settings/types.js';
+import type { ExperimentalFeatures } from '../engine/experimental-features.js';
+import type { FieldMetadata, FieldsQuery } from '../engine/settings/field-metadata.js';
 import type { SearchRequest } from '../engine/search/search-threads.js';
 
 export interface HttpEngine {
   listIndexes(q: { offset?: number; limit?: number }): Page<IndexInfo>;
   getIndex(uid: string): IndexInfo;
-  createIndex(uid: string, o?: { primaryKey?: string | null }): Promise<SummarizedTask>;
-  updateIndex(uid: string, o: { primaryKey?: string | null }): Promise<SummarizedTask>;
-  deleteIndex(uid: string): Promise<SummarizedTask>;
-  swapIndexes(swaps: Array<{ indexes: [string, string] }>): Promise<SummarizedTask>;
+  createIndex(uid: string, o?: { primaryKey?: string | null } & WriteOptions): Promise<SummarizedTask>;
+  updateIndex(uid: string, o: { primaryKey?: string | null; uid?: string } & WriteOptions): Promise<SummarizedTask>;
+  deleteIndex(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  swapIndexes(swaps: IndexSwap[], o?: WriteOptions): Promise<SummarizedTask>;
   indexStats(uid: string): IndexStats;
+  listFields(uid: string, q: FieldsQuery): Page<FieldMetadata>;
   stats(): GlobalStats;
   addDocuments(
     uid: string,
     payload: DocumentPayload | Document[],
-    o: { primaryKey?: string; method: 'replace' | 'update'; allowIndexCreation?: boolean },
+    o: { primaryKey?: string; method: 'replace' | 'update'; allowIndexCreation?: boolean; skipCreation?: boolean } & WriteOptions,
   ): Promise<SummarizedTask>;
   getDocuments(uid: string, q: DocumentsQuery): Page<Document>;
   getDocument(uid: string, id: string, q?: { fields?: string[] | null; retrieveVectors?: boolean }): Document;
-  deleteDocument(uid: string, id: string): Promise<SummarizedTask>;
-  deleteDocuments(uid: string, ids: Array<string | number>): Promise<SummarizedTask>;
-  deleteDocumentsByFilter(uid: string, filter: unknown): Promise<SummarizedTask>;
-  clearDocuments(uid: string): Promise<SummarizedTask>;
+  deleteDocument(uid: string, id: string, o?: WriteOptions): Promise<SummarizedTask>;
+  deleteDocuments(uid: string, ids: Array<string | number>, o?: WriteOptions): Promise<SummarizedTask>;
+  deleteDocumentsByFilter(uid: string, filter: unknown, o?: WriteOptions): Promise<SummarizedTask>;
+  clearDocuments(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  editDocuments(
+    uid: string,
+    edition: { function: string; filter?: unknown; context?: Record<string, unknown> | null },
+    o?: WriteOptions,
+  ): Promise<SummarizedTask>;
   getSettings(uid: string): Settings;
-  updateSettings(uid: string, patch: unknown, o?: { allowIndexCreation?: boolean }): Promise<SummarizedTask>;
-  resetSettings(uid: string, keys?: Array<keyof Settings>, o?: { allowIndexCreation?: boolean }): Promise<SummarizedTask>;
+  updateSettings(uid: string, patch: unknown, o?: { allowIndexCreation?: boolean } & WriteOptions): Promise<SummarizedTask>;
+  resetSettings(uid: string, keys?: Array<keyof Settings>, o?: { allowIndexCreation?: boolean } & WriteOptions): Promise<SummarizedTask>;
   // Search lands with the search module; its routes are served once the engine has these.
   search?(uid: string, body: unknown): unknown;
   multiSearch?(body: unknown): unknown;
@@ -55,8 +65,11 @@ export interface HttpEngine {
   answer?(request: SearchRequest): Promise<Buffer>;
   getTasks(q: TaskListQuery): CursorPage<Task>;
   getTask(uid: number): Task;
+  taskDocuments(uid: number): AsyncIterable<Document>;
   cancelTasks(f: TaskFilter): Promise<SummarizedTask>;
   deleteTasks(f: TaskFilter): Promise<SummarizedTask>;
   getBatches(q: TaskListQuery): CursorPage<Batch>;
   getBatch(uid: number): Batch;
+  getExperimentalFeatures(): ExperimentalFeatures;
+  updateExperimentalFeatures(patch: Partial<ExperimentalFeatures>): ExperimentalFeatures;
 }

@@ -77,3 +77,8 @@ export function pagination(query: QueryParams, family: string): { offset?: numbe
   if (limit !== undefined) out.limit = limit;
   return out;
 }
+
+/** `customMetadata`, accepted by every write route and carried onto the task. */
+export function writeOptions(query: QueryParams): { customMetadata?: string } {
+  return query.customMetadata === undefined ? {} : { customMetadata: query.customMetadata };
+}

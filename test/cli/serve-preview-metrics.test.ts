@@ -41,6 +41,12 @@ describe('serve: the preview page and /metrics', () => {
     const metrics = await json(`${url}/metrics`);
     expect(metrics.status).toBe(400);
     expect(metrics.body.code).toBe('feature_not_enabled');
+    // the runtime flag turns it on, as the reference's PATCH /experimental-features does
+    const patched = await json(`${url}/experimental-features`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ metrics: true }) });
+    expect(patched.body.metrics).toBe(true);
+    const scrape = await fetch(`${url}/metrics`);
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toMatch(/^# HELP /m);
   });
 
   it('answers the running status at / with --no-preview-page and in production, and leaves the page files unserved', async () => {

@@ -52,7 +52,7 @@ const CASES: Case[] = [
   { name: 'primaryKey of the wrong type', method: 'POST', path: '/indexes', options: { json: { uid: 'ok', primaryKey: ['id'] } }, status: 400, code: 'invalid_index_primary_key' },
   { name: 'unknown field on index creation', method: 'POST', path: '/indexes', options: { json: { uid: 'ok', color: 'red' } }, status: 400, code: 'bad_request', message: 'Unknown field `color`: expected one of `uid`, `primaryKey`' },
   { name: 'body that is not an object', method: 'POST', path: '/indexes', options: { json: ['ok'] }, status: 400, code: 'bad_request', message: 'Invalid value type: expected an object, but found an array: `["ok"]`' },
-  { name: 'uid in index update', method: 'PATCH', path: '/indexes/films', options: { json: { uid: 'other' } }, status: 400, code: 'immutable_index_uid' },
+  { name: 'invalid new uid in index rename', method: 'PATCH', path: '/indexes/films', options: { json: { uid: 'no spaces allowed' } }, status: 400, code: 'invalid_index_uid' },
   { name: 'unknown field in documents fetch', method: 'POST', path: '/indexes/films/documents/fetch', options: { json: { limit: 1, page: 2 } }, status: 400, code: 'bad_request' },
   { name: 'negative limit in documents fetch', method: 'POST', path: '/indexes/films/documents/fetch', options: { json: { limit: -1 } }, status: 400, code: 'invalid_document_limit' },
   { name: 'delete-batch body not an array', method: 'POST', path: '/indexes/films/documents/delete-batch', options: { json: { ids: [1] } }, status: 400, code: 'bad_request' },

@@ -50,7 +50,9 @@ describe('task filters', () => {
 
 describe('request bodies and query strings', () => {
   test('swap-indexes bodies', () => {
-    expect(parseSwaps([{ indexes: ['a', 'b'] }])).toEqual([{ indexes: ['a', 'b'] }]);
+    expect(parseSwaps([{ indexes: ['a', 'b'] }])).toEqual([{ indexes: ['a', 'b'], rename: false }]);
+    expect(parseSwaps([{ indexes: ['a', 'b'], rename: true }])).toEqual([{ indexes: ['a', 'b'], rename: true }]);
+    expect(codeOf(() => parseSwaps([{ indexes: ['a', 'b'], rename: 1 }]))).toBe('invalid_swap_rename');
     expect(codeOf(() => parseSwaps([{ indexes: ['a', 'b', 'c'] }]))).toBe('invalid_swap_indexes');
     expect(codeOf(() => parseSwaps([{ indexes: ['a', 1] }]))).toBe('invalid_index_uid');
     expect(codeOf(() => parseSwaps([{ indexes: ['a', 'b'], extra: 1 }]))).toBe('bad_request');

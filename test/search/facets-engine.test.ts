@@ -25,6 +25,8 @@ describe('facets and geo through the engine', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'search-facets-engine-'));
     engine = await Engine.open({ dbPath: dir, logLevel: 'off' });
+    // STARTS WITH is gated by the containsFilter experimental feature
+    engine.updateExperimentalFeatures({ containsFilter: true });
     await settled(engine.createIndex('movies', { primaryKey: 'id' }));
     // keyword indexing is not under test here: keep it to the titles
     await settled(engine.updateSettings('movies', { searchableAttributes: ['title'], filterableAttributes: ['genres', 'year'], sortableAttributes: ['year'] }));

@@ -21,6 +21,8 @@ export const ACTIONS = [
   'indexes.delete',
   'indexes.swap',
   'indexes.compact',
+  'fields.*',
+  'fields.post',
   'tasks.*',
   'tasks.cancel',
   'tasks.delete',

@@ -6,14 +6,25 @@ import { SearchError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
 import type { Document, DocumentsQuery, IndexInfo, IndexStats, Page } from '../types.js';
 import { normalizeDocumentId, selectFields, visibleFields } from './documents.js';
+import type { FeatureStore } from '../experimental-features.js';
 import type { IndexExtension } from './extension.js';
 import { IndexStore, RoaringBitmap32, type Bitmap } from './store.js';
 
 /** Resolves a filter expression to the matching docids (provided by the search module). */
 export type FilterResolver = (index: Index, filter: unknown, errorCode: string) => Bitmap;
 
+/** The docids of one page of `candidates` in `sort` order, or null when `sort` is empty (provided by the search module). */
+export type DocumentSorter = (index: Index, candidates: Bitmap, sort: unknown, page: { offset: number; limit: number }) => number[] | null;
+
 /** Adjusts a stored document for output (e.g. `_vectors` handling by the vectors module). */
 export type DocumentPresenter = (index: Index, docid: number, doc: Document, options: { retrieveVectors: boolean }) => Document;
+
+export interface IndexHooks {
+  filter?: FilterResolver;
+  present?: DocumentPresenter;
+  sort?: DocumentSorter;
+  features?: FeatureStore;
+}
 
 export class Index {
   readonly store: IndexStore;
@@ -23,7 +34,7 @@ export class Index {
     readonly uuid: string,
     path: string,
     readonly extensions: readonly IndexExtension[],
-    private readonly hooks: { filter?: FilterResolver; present?: DocumentPresenter },
+    private readonly hooks: IndexHooks,
   ) {
     this.store = new IndexStore(path);
     for (const extension of extensions) extension.open(this.store);
@@ -31,6 +42,11 @@ export class Index {
 
   async close(): Promise<void> {
     await this.store.close();
+  }
+
+  /** The instance's experimental features; absent for an index opened outside an engine (every feature allowed). */
+  get features(): FeatureStore | undefined {
+    return this.hooks.features;
   }
 
   get settings(): Settings {
@@ -97,6 +113,11 @@ export class Index {
     return this.present(docid, doc, options.fields, options.retrieveVectors ?? false);
   }
 
+  private sortedPage(docids: Bitmap, sort: unknown, offset: number, limit: number): number[] | null {
+    if (!this.hooks.sort) throw unsortable();
+    return this.hooks.sort(this, docids, sort, { offset, limit });
+  }
+
   getDocuments(query: DocumentsQuery): Page<Document> {
     const offset = query.offset ?? 0;
     const limit = query.limit ?? 20;
@@ -110,13 +131,18 @@ export class Index {
       docids = RoaringBitmap32.and(docids, wanted);
     }
     const results: Document[] = [];
-    const page = limit > 0 ? docids.rangeUint32Array(new Uint32Array(limit), offset, limit) : new Uint32Array();
+    const sorted = query.sort !== undefined && limit > 0 ? this.sortedPage(docids, query.sort, offset, limit) : null;
+    const page = sorted ?? (limit > 0 ? docids.rangeUint32Array(new Uint32Array(limit), offset, limit) : new Uint32Array());
     for (const docid of page) {
       const doc = this.store.getDocument(docid);
       if (doc) results.push(this.present(docid, doc, query.fields, query.retrieveVectors ?? false));
     }
     return { results, offset, limit, total: docids.size };
   }
+}
+
+function unsortable(): SearchError {
+  return new SearchError('invalid_document_sort', 'Sorting documents is not available in this build.');
 }
 
 function withoutVectors(doc: Document, retrieveVectors: boolean): Document {

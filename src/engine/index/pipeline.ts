@@ -78,19 +78,28 @@ export class ChangeSet {
 
   /**
    * Add or update documents of one task. All ids are validated first, so a task with one bad
-   * document changes nothing. Returns the number of documents indexed.
+   * document changes nothing. Returns the number of documents indexed. With `skipCreation`,
+   * documents whose id is not in the index are ignored (only existing ones are written).
    */
-  addDocuments(documents: readonly Document[], method: 'replace' | 'update', requestedPrimaryKey: string | null): number {
+  addDocuments(
+    documents: readonly Document[],
+    method: 'replace' | 'update',
+    requestedPrimaryKey: string | null,
+    options: { skipCreation?: boolean } = {},
+  ): number {
     const primaryKey = this.resolvePrimaryKey(requestedPrimaryKey, documents[0]);
     const ids = documents.map((doc) => documentId(doc, primaryKey));
     if (!this.primaryKey) {
       this.primaryKey = primaryKey;
       this.primaryKeyChanged = true;
     }
+    let indexed = 0;
     documents.forEach((doc, i) => {
       const externalId = ids[i]!;
       // Keep the primary key as received when it is valid: integers stay integers.
       let docid = this.docidOf(externalId);
+      if (options.skipCreation && (docid === undefined || !this.current(docid))) return;
+      indexed++;
       if (docid === undefined) {
         docid = this.nextDocid++;
         this.ids.set(externalId, docid);
@@ -100,7 +109,20 @@ export class ChangeSet {
       const before = this.current(docid);
       this.record(docid, method === 'update' && before ? mergeDocuments(before, doc) : doc);
     });
-    return documents.length;
+    return indexed;
+  }
+
+  /** The document as it stands in this batch (stored, or as changed by an earlier task). */
+  document(docid: number): Document | undefined {
+    return this.current(docid);
+  }
+
+  /** Replace a live document in place (same id), or delete it with `undefined` (edition by function). */
+  replaceDocument(docid: number, after: Document | undefined): void {
+    const before = this.current(docid);
+    if (!before) return;
+    if (!after && this.primaryKey) this.ids.set(documentId(before, this.primaryKey), null);
+    this.record(docid, after);
   }
 
   deleteExternalIds(externalIds: readonly string[]): number {

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SearchError } from '../errors.js';
+import type { FeatureStore } from '../experimental-features.js';
 import type { TaskStore } from '../tasks/store.js';
 import type { IndexExtension } from './extension.js';
-import { Index, type DocumentPresenter, type FilterResolver } from './index.js';
+import { Index, type DocumentPresenter, type DocumentSorter, type FilterResolver, type IndexHooks } from './index.js';
 
 const UID_PATTERN = /^[A-Za-z0-9_-]+$/;
 
@@ -31,6 +32,8 @@ export interface RegistryHooks {
   extensions: () => IndexExtension[];
   filter?: FilterResolver;
   present?: DocumentPresenter;
+  sort?: DocumentSorter;
+  features?: FeatureStore;
 }
 
 export class IndexRegistry {
@@ -41,6 +44,10 @@ export class IndexRegistry {
     private readonly tasks: TaskStore,
     private readonly hooks: RegistryHooks,
   ) {}
+
+  private indexHooks(): IndexHooks {
+    return { filter: this.hooks.filter, present: this.hooks.present, sort: this.hooks.sort, features: this.hooks.features };
+  }
 
   exists(uid: string): boolean {
     return this.tasks.indexUuid(uid) !== undefined;
@@ -55,7 +62,7 @@ export class IndexRegistry {
     if (!uuid) throw indexNotFound(uid);
     let index = this.opened.get(uuid);
     if (!index) {
-      index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), { filter: this.hooks.filter, present: this.hooks.present });
+      index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), this.indexHooks());
       this.opened.set(uuid, index);
     }
     index.uid = uid;
@@ -80,7 +87,7 @@ export class IndexRegistry {
   create(uid: string, primaryKey: string | null, at: string): Index {
     if (this.exists(uid)) throw new SearchError('index_already_exists', `Index \`${uid}\` already exists.`);
     const uuid = randomUUID();
-    const index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), { filter: this.hooks.filter, present: this.hooks.present });
+    const index = new Index(uid, uuid, join(this.indexesDir, uuid), this.hooks.extensions(), this.indexHooks());
     index.store.write(() => {
       index.store.touch(at, true);
       index.store.setPrimaryKey(primaryKey);
@@ -112,6 +119,16 @@ export class IndexRegistry {
     const indexB = this.opened.get(uuidB);
     if (indexA) indexA.uid = b;
     if (indexB) indexB.uid = a;
+  }
+
+  /** Give an index a new uid (call inside a task-store write); `to` must not exist. */
+  renameMapping(from: string, to: string): void {
+    const uuid = this.tasks.indexUuid(from);
+    if (!uuid) throw indexNotFound(from);
+    this.tasks.indexMapping.removeSync(from);
+    this.tasks.indexMapping.putSync(to, { uuid });
+    const index = this.opened.get(uuid);
+    if (index) index.uid = to;
   }
 
   /** Remove environment directories that no mapping points to (left by a crash mid-deletion). */

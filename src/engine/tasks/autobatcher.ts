@@ -63,13 +63,14 @@ export function planNextBatch(store: TaskStore, maxPayloadBytes: number, sizeOf:
 
   const first = tasks[0]!;
   const kind = batchKindOf(first.type);
-  if (kind === 'indexLifecycle') return { kind, tasks: [first], reason: `${first.type} is processed alone` };
+  // an edition by function runs alone, as in the reference: its filter sees every earlier write
+  if (kind === 'indexLifecycle' || first.type === 'documentEdition') return { kind, tasks: [first], reason: `${first.type} is processed alone` };
 
   const batch = [first];
   let bytes = sizeOf(first);
   for (const task of tasks.slice(1)) {
     if (task.indexUid !== first.indexUid) continue;
-    if (batchKindOf(task.type) !== kind) break;
+    if (batchKindOf(task.type) !== kind || task.type === 'documentEdition') break;
     if (batch.length >= MAX_TASKS_PER_BATCH) break;
     const size = sizeOf(task);
     if (bytes + size > maxPayloadBytes) break;

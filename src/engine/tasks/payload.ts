@@ -15,15 +15,18 @@ export type TaskPayload =
       count: number;
       /** Whether the task may create its missing index (the key had `indexes.create`); absent means true. */
       allowIndexCreation?: boolean;
+      /** `skipCreation`: only update documents that already exist, ignore the others. */
+      skipCreation?: boolean;
     }
   | { kind: 'deleteIds'; ids: string[] }
   | { kind: 'deleteFilter'; filter: unknown }
   | { kind: 'clearDocuments' }
+  | { kind: 'editDocuments'; function: string; filter: unknown; context: Record<string, unknown> | null }
   | { kind: 'settings'; patch: Partial<Settings>; /** As for documents; absent means true. */ allowIndexCreation?: boolean }
   | { kind: 'indexCreation'; primaryKey: string | null }
-  | { kind: 'indexUpdate'; primaryKey: string | null | undefined }
+  | { kind: 'indexUpdate'; primaryKey: string | null | undefined; /** Rename the index to this uid. */ newIndexUid?: string }
   | { kind: 'indexDeletion' }
-  | { kind: 'indexSwap'; swaps: Array<{ indexes: [string, string] }> }
+  | { kind: 'indexSwap'; swaps: Array<{ indexes: [string, string]; rename?: boolean }> }
   | { kind: 'taskCancelation'; filter: SerializedTaskFilter }
   | { kind: 'taskDeletion'; filter: SerializedTaskFilter }
   | { kind: 'operation'; options?: Record<string, unknown> };

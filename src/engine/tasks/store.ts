@@ -140,6 +140,22 @@ export class TaskStore {
     return kept;
   }
 
+  /**
+   * The tasks registered before `beforeUid` follow their index to its new uid, as the reference
+   * does on a swap or a rename (call inside `write`). Swaps list both directions.
+   */
+  moveIndexTasks(beforeUid: number, moves: ReadonlyArray<readonly [from: string, to: string]>): void {
+    const planned = moves.map(([from, to]) => ({ from, to, uids: this.bitmap(this.byIndex, from).toArray().filter((uid) => uid < beforeUid) }));
+    for (const { from, uids } of planned) this.rewriteBitmap(this.byIndex, from, (bitmap) => bitmap.removeMany(uids));
+    for (const { to, uids } of planned) {
+      this.rewriteBitmap(this.byIndex, to, (bitmap) => bitmap.addMany(uids));
+      for (const uid of uids) {
+        const record = this.tasks.get(uid);
+        if (record) this.tasks.putSync(uid, { ...record, indexUid: to });
+      }
+    }
+  }
+
   // --- batches --------------------------------------------------------------------------------
 
   newBatchUid(): number {
@@ -177,6 +193,13 @@ export class TaskStore {
   private bitmap(db: Database<Buffer, string>, key: string): Bitmap {
     const raw = db.get(key);
     return raw ? RoaringBitmap32.deserialize(raw, true) : new RoaringBitmap32();
+  }
+
+  private rewriteBitmap(db: Database<Buffer, string>, key: string, change: (bitmap: Bitmap) => void): void {
+    const bitmap = this.bitmap(db, key);
+    change(bitmap);
+    if (bitmap.isEmpty) db.removeSync(key);
+    else db.putSync(key, bitmap.serialize(true) as unknown as Buffer);
   }
 
   private addTo(db: Database<Buffer, string>, key: string, uid: number): void {

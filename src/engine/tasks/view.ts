@@ -16,9 +16,17 @@ export function publicTask(record: TaskRecord): Task {
     enqueuedAt: record.enqueuedAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
+    ...(record.customMetadata !== undefined ? { customMetadata: record.customMetadata } : {}),
   };
 }
 
 export function summarizedTask(record: TaskRecord): SummarizedTask {
-  return { taskUid: record.uid, indexUid: record.indexUid, status: record.status, type: record.type, enqueuedAt: record.enqueuedAt };
+  return {
+    taskUid: record.uid,
+    indexUid: record.indexUid,
+    status: record.status,
+    type: record.type,
+    enqueuedAt: record.enqueuedAt,
+    ...(record.customMetadata !== undefined ? { customMetadata: record.customMetadata } : {}),
+  };
 }

@@ -21,7 +21,7 @@ import {
   stringListField,
   uintField,
 } from '../json-body.js';
-import { boolParam, checkKnownParams, listParam, pagination, paramError } from '../query-params.js';
+import { boolParam, checkKnownParams, listParam, pagination, paramError, writeOptions } from '../query-params.js';
 import type { QueryParams } from '../query-params.js';
 import { accepted, addRoute } from '../route.js';
 
@@ -65,7 +65,7 @@ function fieldsParam(query: QueryParams): string[] | null | undefined {
 }
 
 function documentsQueryFromParams(query: QueryParams): DocumentsQuery {
-  checkKnownParams(query, ['offset', 'limit', 'fields', 'retrieveVectors', 'filter', 'ids']);
+  checkKnownParams(query, ['offset', 'limit', 'fields', 'retrieveVectors', 'filter', 'ids', 'sort']);
   const out: DocumentsQuery = { ...pagination(query, 'document') };
   const fields = fieldsParam(query);
   if (fields !== undefined) out.fields = fields;
@@ -74,12 +74,22 @@ function documentsQueryFromParams(query: QueryParams): DocumentsQuery {
   if (query.filter !== undefined) out.filter = query.filter;
   const ids = listParam(query, 'ids');
   if (ids !== undefined) out.ids = ids;
+  if (query.sort !== undefined) out.sort = query.sort;
   return out;
+}
+
+/** `skipCreation=true|false` (case-insensitive, as the reference reads it). */
+function skipCreationParam(query: QueryParams): boolean | undefined {
+  const text = query.skipCreation;
+  if (text === undefined) return undefined;
+  if (text.toLowerCase() === 'true') return true;
+  if (text.toLowerCase() === 'false') return false;
+  throw paramError('skipCreation', `skipCreation must be either \`true\` or \`false\`. Found: \`${text}\``, 'invalid_skip_creation');
 }
 
 /** Body of `POST /documents/fetch`. */
 export function documentsQueryFromBody(value: unknown): DocumentsQuery {
-  const body = expectObject(value, { fields: ['offset', 'limit', 'fields', 'retrieveVectors', 'filter', 'ids'] });
+  const body = expectObject(value, { fields: ['offset', 'limit', 'fields', 'retrieveVectors', 'filter', 'ids', 'sort'] });
   const out: DocumentsQuery = {};
   const offset = uintField(body, 'offset', 'invalid_document_offset');
   if (offset !== undefined) out.offset = offset;
@@ -102,6 +112,8 @@ export function documentsQueryFromBody(value: unknown): DocumentsQuery {
       return id;
     });
   }
+  const sort = stringListField(body, 'sort', 'invalid_document_sort', { nullable: true });
+  if (sort) out.sort = sort;
   return out;
 }
 
@@ -109,6 +121,23 @@ export function documentsQueryFromBody(value: unknown): DocumentsQuery {
 export function deleteBatchIds(value: unknown): Array<string | number> {
   if (!Array.isArray(value)) throw invalidType('', 'an array', value, 'bad_request');
   return value.map((id) => (typeof id === 'string' || typeof id === 'number' ? id : JSON.stringify(id)));
+}
+
+/** Body of `POST /documents/edit`: `function` (required), `filter`, `context` (an object). */
+export function editionFromBody(value: unknown): { function: string; filter?: unknown; context?: Record<string, unknown> | null } {
+  const body = expectObject(value, { fields: ['function', 'filter', 'context'] });
+  if (body.function === undefined) throw missingField('function', 'missing_document_edition_function');
+  if (typeof body.function !== 'string') throw invalidType('.function', 'a string', body.function, 'invalid_document_edition_function_filter');
+  const edition: { function: string; filter?: unknown; context?: Record<string, unknown> | null } = { function: body.function };
+  if (body.filter !== undefined && body.filter !== null) {
+    if (typeof body.filter !== 'string' && !Array.isArray(body.filter)) throw invalidType('.filter', 'a string or an array', body.filter, 'invalid_document_filter');
+    edition.filter = body.filter;
+  }
+  if (body.context !== undefined && body.context !== null) {
+    if (typeof body.context !== 'object' || Array.isArray(body.context)) throw new SearchError('invalid_document_edition_context', 'The context must be an object');
+    edition.context = body.context as Record<string, unknown>;
+  }
+  return edition;
 }
 
 export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
@@ -155,43 +184,63 @@ export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
       url: base,
       action: 'documents.add',
       handler: async ({ request, reply, query, indexUid }) => {
-        checkKnownParams(query, ['primaryKey', 'csvDelimiter']);
+        checkKnownParams(query, ['primaryKey', 'csvDelimiter', 'customMetadata', 'skipCreation']);
         const payload = documentPayload(request, query);
-        const options: { primaryKey?: string; method: 'replace' | 'update'; allowIndexCreation: boolean } = {
+        const options: { primaryKey?: string; method: 'replace' | 'update'; allowIndexCreation: boolean; skipCreation?: boolean; customMetadata?: string } = {
           method: mode,
           allowIndexCreation: mayCreateIndex(request, indexUid),
+          ...writeOptions(query),
         };
+        const skipCreation = skipCreationParam(query);
+        if (skipCreation !== undefined) options.skipCreation = skipCreation;
         if (query.primaryKey !== undefined) options.primaryKey = query.primaryKey;
         return accepted(reply, await engine.addDocuments(indexUid, payload, options));
       },
     });
   }
 
+  // The reference asks for `documents.*`; a key that may add documents may edit them here.
+  addRoute(app, {
+    method: 'POST',
+    url: `${base}/edit`,
+    action: 'documents.add',
+    handler: async ({ request, reply, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
+      return accepted(reply, await engine.editDocuments(indexUid, editionFromBody(readJsonBody(request)), writeOptions(query)));
+    },
+  });
+
   addRoute(app, {
     method: 'DELETE',
     url: `${base}/:documentId`,
     action: 'documents.delete',
-    handler: async ({ reply, params, indexUid }) => accepted(reply, await engine.deleteDocument(indexUid, params.documentId!)),
+    handler: async ({ reply, params, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
+      return accepted(reply, await engine.deleteDocument(indexUid, params.documentId!, writeOptions(query)));
+    },
   });
 
   addRoute(app, {
     method: 'POST',
     url: `${base}/delete-batch`,
     action: 'documents.delete',
-    handler: async ({ request, reply, indexUid }) =>
-      accepted(reply, await engine.deleteDocuments(indexUid, deleteBatchIds(readJsonBody(request)))),
+    handler: async ({ request, reply, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
+      return accepted(reply, await engine.deleteDocuments(indexUid, deleteBatchIds(readJsonBody(request)), writeOptions(query)));
+    },
   });
 
   addRoute(app, {
     method: 'POST',
     url: `${base}/delete`,
     action: 'documents.delete',
-    handler: async ({ request, reply, indexUid }) => {
+    handler: async ({ request, reply, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
       const body = expectObject(readJsonBody(request), { fields: ['filter'] });
       if (body.filter === undefined) throw missingField('filter', 'missing_document_filter');
       if (typeof body.filter !== 'string' && !Array.isArray(body.filter))
         throw invalidType('.filter', 'a string or an array', body.filter, 'invalid_document_filter');
-      return accepted(reply, await engine.deleteDocumentsByFilter(indexUid, body.filter));
+      return accepted(reply, await engine.deleteDocumentsByFilter(indexUid, body.filter, writeOptions(query)));
     },
   });
 
@@ -199,6 +248,9 @@ export function documentRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'DELETE',
     url: base,
     action: 'documents.delete',
-    handler: async ({ reply, indexUid }) => accepted(reply, await engine.clearDocuments(indexUid)),
+    handler: async ({ reply, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
+      return accepted(reply, await engine.clearDocuments(indexUid, writeOptions(query)));
+    },
   });
 }

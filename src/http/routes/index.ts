@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { HttpEngine } from '../engine-port.js';
 import { batchRoutes } from './batches.js';
 import { documentRoutes } from './documents.js';
+import { experimentalFeatureRoutes } from './experimental-features.js';
+import { fieldRoutes } from './fields.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
 import { renderTemplateRoutes } from './render-template.js';
@@ -23,4 +25,6 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   statsRoutes,
   taskRoutes,
   batchRoutes,
+  experimentalFeatureRoutes,
+  fieldRoutes,
 ];

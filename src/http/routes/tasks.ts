@@ -1,5 +1,8 @@
-/** `/tasks`: list, get one, cancel and delete by filter. */
+/** `/tasks`: list, get one, the documents of one, cancel and delete by filter. */
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { featureNotEnabled, TASK_DOCUMENTS_ACTION } from '../../engine/experimental-features.js';
+import type { Document } from '../../engine/types.js';
 import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
 import { addRoute } from '../route.js';
@@ -20,6 +23,21 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
     handler: ({ request, query, params }) => {
       checkKnownParams(query, []);
       return visibleTask(request, engine.getTask(parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid')));
+    },
+  });
+  addRoute(app, {
+    method: 'GET',
+    url: '/tasks/:taskUid/documents',
+    action: 'tasks.get',
+    handler: ({ request, reply, query, params }) => {
+      checkKnownParams(query, []);
+      // the reference's order: the feature, the uid, the task (as the key may see it), its payload
+      if (!engine.getExperimentalFeatures().getTaskDocumentsRoute) throw featureNotEnabled('getTaskDocumentsRoute', TASK_DOCUMENTS_ACTION);
+      const uid = parseUint(params.taskUid!, 'taskUid', 'invalid_task_uid');
+      visibleTask(request, engine.getTask(uid));
+      const documents = engine.taskDocuments(uid);
+      reply.type('application/x-ndjson');
+      return Readable.from(ndjsonLines(documents));
     },
   });
   // Cancelation and deletion are tasks themselves but answer 200, as the reference does.
@@ -43,4 +61,8 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
       return engine.deleteTasks(filter);
     },
   });
+}
+
+async function* ndjsonLines(documents: AsyncIterable<Document>): AsyncGenerator<string> {
+  for await (const document of documents) yield JSON.stringify(document) + '\n';
 }

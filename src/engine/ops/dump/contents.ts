@@ -33,6 +33,8 @@ export interface DumpContents {
   keys(): AsyncGenerator<DumpKey>;
   batches(): AsyncGenerator<Batch>;
   webhooks(): Promise<DumpWebhooks>;
+  /** The instance's experimental flags, `{}` when the dump has none. */
+  experimentalFeatures(): Promise<Record<string, unknown>>;
 }
 
 /** Reads the files of one extracted dump: names relative to its root, failures as `invalid_dump`. */

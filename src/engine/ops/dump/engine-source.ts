@@ -26,6 +26,7 @@ export function engineDumpSource(engine: Engine, options: EngineDumpOptions): Du
     tasks: () => tasks(engine, options.excludeTaskUid),
     batches: () => batches(engine),
     indexes: () => indexes(engine),
+    experimentalFeatures: () => ({ ...engine.features.runtime() }),
     webhooks: () => {
       const webhooks: Record<string, { url: string; headers: Record<string, string> }> = {};
       if (options.auth) for (const { key, value } of options.auth.webhooks.getRange()) webhooks[key] = { url: value.url, headers: value.headers ?? {} };
@@ -111,12 +112,14 @@ export function dumpKind(record: TaskRecord): DumpKind {
       return typeToKind(record.type, { filter: p.filter }, 'documentDeletionByFilter');
     case 'clearDocuments':
       return typeToKind(record.type, undefined, 'documentClear');
+    case 'editDocuments':
+      return typeToKind(record.type, { filter_expr: p.filter, context: p.context, function: p.function }, 'documentEdition');
     case 'settings':
       return typeToKind(record.type, { settings: p.patch, is_deletion: false, allow_index_creation: true });
     case 'indexCreation':
       return typeToKind(record.type, { primary_key: p.primaryKey });
     case 'indexUpdate':
-      return typeToKind(record.type, { primary_key: p.primaryKey ?? null });
+      return typeToKind(record.type, { primary_key: p.primaryKey ?? null, ...(p.newIndexUid !== undefined ? { new_index_uid: p.newIndexUid } : {}) });
     case 'indexDeletion':
       return typeToKind(record.type);
     case 'indexSwap':

@@ -78,6 +78,7 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
     const tasks = await importTasks(engine, reader, log);
     await importBatches(engine, reader);
     await importAuth(auth, reader, log);
+    engine.features.replace(await reader.experimentalFeatures());
     log(`dump imported: ${indexes} index(es), ${documents} document(s), ${tasks} task(s)`);
     await auth.close();
     auth = null;

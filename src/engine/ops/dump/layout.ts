@@ -13,6 +13,7 @@
  *   indexes/<uid>/settings.json        the index settings
  *   indexes/<uid>/documents.jsonl      one document per line, with `_vectors`
  *   webhooks.json                      {webhooks: {<uuid>: {url, headers}}}
+ *   experimental-features.json         the flags set through PATCH /experimental-features
  *
  * Meilisearch names update files after the task uid (not a uuid); so do we, so that a dump
  * moves between the two engines either way.
@@ -32,6 +33,7 @@ export const FILES = {
   batchesQueue: 'batches/queue.jsonl',
   indexesDir: 'indexes',
   webhooks: 'webhooks.json',
+  experimentalFeatures: 'experimental-features.json',
 } as const;
 
 export const INDEX_FILES = {
@@ -118,6 +120,8 @@ export interface DumpSource {
   batches(): AsyncIterable<Batch> | Iterable<Batch>;
   indexes(): AsyncIterable<DumpIndex> | Iterable<DumpIndex>;
   webhooks(): DumpWebhooks | Promise<DumpWebhooks>;
+  /** The experimental flags (camelCase, as the reference writes them); absent: none written. */
+  experimentalFeatures?(): Record<string, boolean>;
 }
 
 /** Kind names (Meilisearch's dump enum) -> public task types. */

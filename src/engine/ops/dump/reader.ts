@@ -83,6 +83,11 @@ export class DumpReader {
     return this.contents.webhooks();
   }
 
+  /** The experimental flags of the dumped instance (v6 dumps written since Meilisearch 1.x; others have none). */
+  experimentalFeatures(): Promise<Record<string, unknown>> {
+    return this.contents.experimentalFeatures();
+  }
+
   indexes(): AsyncGenerator<DumpIndexReader> {
     return this.contents.indexes();
   }

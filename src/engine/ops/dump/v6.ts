@@ -1,7 +1,7 @@
 /**
  * The current layout, dump v6 (Meilisearch 1.x and this engine): see layout.ts. Files added by
  * later versions (`batches/`, `webhooks.json`, `experimental-features.json`, `network.json`)
- * are optional, as in the reference.
+ * are optional, as in the reference; `network.json` (multi-node) is read and left out.
  */
 import type { Batch, Document } from '../../types.js';
 import type { DumpContents, DumpFiles, DumpIndexReader, DumpTaskReader } from './contents.js';
@@ -15,11 +15,12 @@ export async function openV6(files: DumpFiles, metadata: DumpMetadata): Promise<
       if (!files.exists(`${FILES.indexesDir}/${uid}/${name}`)) throw files.fail(`\`indexes/${uid}/${name}\` is missing`);
   const instanceUid = files.exists(FILES.instanceUid) ? (await files.text(FILES.instanceUid)).trim() : null;
   // read now: a malformed file fails the import before anything is written
-  for (const optional of ['experimental-features.json', 'network.json'])
-    if (files.exists(optional)) {
-      await files.json(optional);
-      files.warn(`\`${optional}\` is not imported: this engine has no such instance setting to restore`);
-    }
+  const features = files.exists(FILES.experimentalFeatures) ? await files.json<unknown>(FILES.experimentalFeatures) : {};
+  if (features === null || typeof features !== 'object' || Array.isArray(features)) throw files.fail(`\`${FILES.experimentalFeatures}\` is not an object`);
+  if (files.exists('network.json')) {
+    await files.json('network.json');
+    files.warn('`network.json` is not imported: this engine has no multi-node network to restore');
+  }
 
   return {
     version: 'V6',
@@ -30,6 +31,7 @@ export async function openV6(files: DumpFiles, metadata: DumpMetadata): Promise<
     tasks: () => tasks(files),
     batches: () => batches(files),
     webhooks: () => webhooks(files),
+    experimentalFeatures: async () => features as Record<string, unknown>,
     indexes: () => indexes(files, uids),
   };
 }

@@ -40,7 +40,8 @@ export async function writeDump(source: DumpSource, file: string, options: DumpW
   try {
     const counts = await writeTree(source, work, progress, options.date ?? new Date());
     progress({ step: 'archive' });
-    const entries = [FILES.metadata, FILES.instanceUid, FILES.keys, FILES.tasksDir, FILES.batchesDir, FILES.indexesDir, FILES.webhooks];
+    const entries: string[] = [FILES.metadata, FILES.instanceUid, FILES.keys, FILES.tasksDir, FILES.batchesDir, FILES.indexesDir, FILES.webhooks];
+    if (source.experimentalFeatures) entries.push(FILES.experimentalFeatures);
     await tarCreate({ gzip: true, file: partial, cwd: work, portable: true }, entries);
     await rename(partial, file);
     const bytes = (await stat(file)).size;
@@ -105,5 +106,6 @@ async function writeTree(source: DumpSource, dir: string, progress: (p: DumpProg
 
   progress({ step: 'webhooks' });
   await writeFile(join(dir, FILES.webhooks), JSON.stringify(await source.webhooks()));
+  if (source.experimentalFeatures) await writeFile(join(dir, FILES.experimentalFeatures), JSON.stringify(source.experimentalFeatures()));
   return { indexes, documents, tasks: queue.count, keys };
 }

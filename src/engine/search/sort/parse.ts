@@ -36,15 +36,15 @@ export function splitSortString(sort: string): string[] {
   return out;
 }
 
-function notSortable(settings: Settings, field: string): SearchError {
+function notSortable(settings: Settings, field: string, code = CODE): SearchError {
   const sortable = [...(settings.sortableAttributes ?? [])].sort();
   const available = sortable.length
     ? `Available sortable attributes are: \`${sortable.join(', ')}\`.`
     : 'This index does not have configured sortable attributes.';
-  return new SearchError(CODE, `Attribute \`${field}\` is not sortable. ${available}`);
+  return new SearchError(code, `Attribute \`${field}\` is not sortable. ${available}`);
 }
 
-function parseOne(expression: string, settings: Settings): SortCriterion {
+function parseOne(expression: string, settings: Settings, CODE: string): SortCriterion {
   const colon = expression.lastIndexOf(':');
   const order = colon >= 0 ? expression.slice(colon + 1) : '';
   const target = colon >= 0 ? expression.slice(0, colon) : expression;
@@ -60,7 +60,7 @@ function parseOne(expression: string, settings: Settings): SortCriterion {
     const lng = Number(m[2]);
     if (lat < -90 || lat > 90) throw new SearchError(CODE, `Bad latitude \`${m[1]}\`. Latitude must be contained between -90 and 90 degrees.`);
     if (lng < -180 || lng > 180) throw new SearchError(CODE, `Bad longitude \`${m[2]}\`. Longitude must be contained between -180 and 180 degrees.`);
-    if (!isSortable(settings, '_geo')) throw notSortable(settings, '_geo');
+    if (!isSortable(settings, '_geo')) throw notSortable(settings, '_geo', CODE);
     return { kind: 'geo', point: [lat, lng], order };
   }
   if (RESERVED.has(target) || target.startsWith('_geoRadius(') || target.startsWith('_geoBoundingBox(')) {
@@ -76,7 +76,7 @@ function parseOne(expression: string, settings: Settings): SortCriterion {
       `Invalid syntax for the sort parameter: expected expression ending by \`:asc\` or \`:desc\`, found \`${expression}\`.`,
     );
   }
-  if (!isSortable(settings, target)) throw notSortable(settings, target);
+  if (!isSortable(settings, target)) throw notSortable(settings, target, CODE);
   return { kind: 'field', field: target, order };
 }
 
@@ -102,9 +102,15 @@ function rejoinParentheses(items: readonly string[]): string[] {
 
 /**
  * Parse and validate `sort` (array of strings, or the comma-separated GET form). Returns null
- * when there is nothing to sort on.
+ * when there is nothing to sort on. The documents routes sort too, with their own error code and
+ * without needing the `sort` ranking rule.
  */
-export function parseSort(sort: unknown, settings: Settings): SortCriterion[] | null {
+export function parseSort(
+  sort: unknown,
+  settings: Settings,
+  options: { errorCode?: string; requireSortRule?: boolean } = {},
+): SortCriterion[] | null {
+  const CODE = options.errorCode ?? 'invalid_search_sort';
   if (sort === null || sort === undefined) return null;
   const items = typeof sort === 'string' ? splitSortString(sort) : sort;
   if (!Array.isArray(items) || items.some((s) => typeof s !== 'string')) {
@@ -112,13 +118,13 @@ export function parseSort(sort: unknown, settings: Settings): SortCriterion[] | 
   }
   if (items.length === 0) return null;
   const expressions = rejoinParentheses(items as string[]);
-  if (!(settings.rankingRules ?? []).includes('sort')) {
+  if (options.requireSortRule !== false && !(settings.rankingRules ?? []).includes('sort')) {
     throw new SearchError(
       CODE,
       'You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.',
     );
   }
-  return expressions.map((s) => parseOne(s.trim(), settings));
+  return expressions.map((s) => parseOne(s.trim(), settings, CODE));
 }
 
 /** Parse a custom ranking rule `field:asc|desc` (no validation against sortable attributes). */

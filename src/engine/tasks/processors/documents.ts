@@ -7,13 +7,16 @@
  * that one bad task does not fail its neighbours.
  */
 import { preciseNow } from '../../wire/timestamp.js';
+import { isDeepStrictEqual } from 'node:util';
+import { compileEditFunction, editDocument } from '../../edit-function/edition.js';
 import { SearchError, toSearchError } from '../../errors.js';
 import type { Index } from '../../index/index.js';
-import { ChangeSet, prepareExtensions } from '../../index/pipeline.js';
+import { ChangeSet, prepareExtensions, RoaringBitmap32 } from '../../index/pipeline.js';
 import { readUpdateFile } from '../../index/payload.js';
 import type { Document } from '../../types.js';
 import { holdInsideWriteTransaction } from '../fault-injection.js';
 import { BatchAborted, throwIfAborted, type BatchContext, type Processor, type TaskOutcome } from '../processing.js';
+import type { TaskPayload } from '../payload.js';
 import type { TaskRecord } from '../store.js';
 
 interface StoredOutcomes {
@@ -47,7 +50,7 @@ function segments(tasks: TaskRecord[]): TaskRecord[][] {
   const out: TaskRecord[][] = [];
   let current: TaskRecord[] = [];
   for (const task of tasks) {
-    if (task.payload.kind === 'deleteFilter' && current.length > 0) {
+    if ((task.payload.kind === 'deleteFilter' || task.payload.kind === 'editDocuments') && current.length > 0) {
       out.push(current);
       current = [];
     }
@@ -136,7 +139,7 @@ async function applyTask(index: Index, changes: ChangeSet, task: TaskRecord, ctx
     case 'documents': {
       const documents: Document[] = [];
       for await (const doc of readUpdateFile(ctx.updateFilePath(payload.updateFile))) documents.push(doc);
-      const indexed = changes.addDocuments(documents, payload.method, payload.primaryKey);
+      const indexed = changes.addDocuments(documents, payload.method, payload.primaryKey, { skipCreation: payload.skipCreation ?? false });
       return { uid: task.uid, status: 'succeeded', details: { receivedDocuments: payload.count, indexedDocuments: indexed } };
     }
     case 'deleteIds': {
@@ -148,6 +151,8 @@ async function applyTask(index: Index, changes: ChangeSet, task: TaskRecord, ctx
       const deleted = changes.deleteDocids(docids.toArray());
       return { uid: task.uid, status: 'succeeded', details: { providedIds: 0, originalFilter: JSON.stringify(payload.filter), deletedDocuments: deleted } };
     }
+    case 'editDocuments':
+      return editDocuments(index, changes, task, payload, ctx);
     case 'clearDocuments': {
       const deleted = changes.deleteDocids(changes.liveDocids().toArray());
       return { uid: task.uid, status: 'succeeded', details: { deletedDocuments: deleted } };
@@ -157,6 +162,34 @@ async function applyTask(index: Index, changes: ChangeSet, task: TaskRecord, ctx
   }
 }
 
+/** Run the task's function on every live document (or those its filter matches); a failure fails the task. */
+function editDocuments(
+  index: Index,
+  changes: ChangeSet,
+  task: TaskRecord,
+  payload: Extract<TaskPayload, { kind: 'editDocuments' }>,
+  ctx: BatchContext,
+): TaskOutcome {
+  const program = compileEditFunction(payload.function);
+  const live = changes.liveDocids();
+  const docids = payload.filter === null ? live : RoaringBitmap32.and(live, index.filterDocids(payload.filter, 'invalid_document_filter'));
+  // every document is edited before any change is recorded: a function failing on one fails the task whole
+  const edits: Array<[number, Document | undefined]> = [];
+  let seen = 0;
+  for (const docid of docids) {
+    if (++seen % 256 === 0) throwIfAborted(ctx.signal);
+    const before = changes.document(docid);
+    if (!before) continue;
+    const after = editDocument(program, before, payload.context, changes.primaryKey);
+    if (after === null) edits.push([docid, undefined]);
+    else if (!isDeepStrictEqual(after, before)) edits.push([docid, after]);
+  }
+  for (const [docid, after] of edits) changes.replaceDocument(docid, after);
+  const deleted = edits.filter(([, after]) => after === undefined).length;
+  const edited = edits.length - deleted;
+  return { uid: task.uid, status: 'succeeded', details: { ...task.details, editedDocuments: edited, deletedDocuments: deleted } };
+}
+
 function failed(task: TaskRecord, error: SearchError): TaskOutcome {
   return { uid: task.uid, status: 'failed', details: failedDetails(task), error };
 }
@@ -164,6 +197,6 @@ function failed(task: TaskRecord, error: SearchError): TaskOutcome {
 /** Details of a failed task keep what was received and report nothing applied. */
 export function failedDetails(task: TaskRecord): Record<string, unknown> | null {
   const details = { ...(task.details ?? {}) };
-  for (const key of ['indexedDocuments', 'deletedDocuments', 'deletedTasks', 'canceledTasks']) if (key in details) details[key] = 0;
+  for (const key of ['indexedDocuments', 'editedDocuments', 'deletedDocuments', 'deletedTasks', 'canceledTasks']) if (key in details) details[key] = 0;
   return details;
 }

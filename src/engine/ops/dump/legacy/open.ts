@@ -23,6 +23,7 @@ export async function openLegacy(files: DumpFiles, version: Exclude<DumpVersion,
     dumpDate: typeof metadata.dumpDate === 'string' ? metadata.dumpDate : null,
     batches: noBatches,
     webhooks: async () => ({ webhooks: {} }),
+    experimentalFeatures: async () => ({}),
     ...parts,
   };
 }
