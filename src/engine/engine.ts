@@ -23,7 +23,7 @@ import { normalizeDocumentId } from './index/documents.js';
 import { defaultSettings, type Settings } from './settings/types.js';
 import { validateSettingsPatch } from './settings/validate.js';
 import { lockDatabase, type DatabaseLock } from './store/database-lock.js';
-import { databaseExists, databasePaths, ensureDirectories, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
+import { databaseExists, databasePaths, ensureDirectories, requireDatabase, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
 import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
 import type { OperationProcessor } from './tasks/processing.js';
@@ -77,6 +77,8 @@ export interface EngineOptions {
    * False only in the worker threads of an engine, which run under their parent's lock.
    */
   lock?: boolean;
+  /** Create the database when the directory holds none (default true); false: fail with `database_not_found`. */
+  create?: boolean;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -99,6 +101,7 @@ export class Engine {
     this.paths = databasePaths(options.dbPath);
     this.logLevel = LEVELS[options.logLevel ?? 'info'];
     this.logger = options.logger ?? ((level, message) => process.stderr.write(`[${new Date().toISOString()} ${level.toUpperCase()}] ${message}\n`));
+    if (options.create === false) requireDatabase(this.dbPath);
     // before anything is read or written: a second process must not even create a file here
     this.lock = options.lock === false ? null : lockDatabase(this.dbPath);
     try {

@@ -13,11 +13,12 @@ import { DUMP_FILE, LocalTarget, applyRetention, rotatedSnapshotPattern, type Op
 import { CURRENT_DB_VERSION, upgradePath } from './version/history.js';
 import { checkDatabaseVersion } from './version/check.js';
 import { UpgradeJournal } from './version/journal.js';
-import { readVersion } from '../store/database-dir.js';
+import { readVersion, requireDatabase } from '../store/database-dir.js';
 
-export class TaskFailed extends Error {
+/** A followed task ended without succeeding; its own error code is the error's. */
+export class TaskFailed extends SearchError {
   constructor(readonly task: Task) {
-    super(`task ${task.uid} (${task.type}) ${task.status}${task.error ? `: ${task.error.message} [${task.error.code}]` : ''}`);
+    super(task.error?.code ?? `task_${task.status}`, `task ${task.uid} (${task.type}) ${task.status}${task.error ? `: ${task.error.message}` : ''}`);
     this.name = 'TaskFailed';
   }
 }
@@ -79,6 +80,7 @@ export interface UpgradePlan {
 }
 
 export function planUpgrade(dbPath: string, snapshotDir: string, viaDump = false): UpgradePlan {
+  requireDatabase(dbPath);
   const from = readVersion(dbPath);
   const to = CURRENT_DB_VERSION;
   const snapshot = join(resolve(snapshotDir), `${basename(resolve(dbPath))}.pre-upgrade-${from ?? 'unknown'}.snapshot`);
@@ -214,6 +216,7 @@ export interface RollbackReport {
 
 /** Roll back a failed or interrupted upgrade of a local database (server stopped). */
 export async function rollbackLocal(dbPath: string): Promise<RollbackReport> {
+  requireDatabase(dbPath);
   if (!UpgradeJournal.exists(dbPath)) return { outcome: 'nothing-to-roll-back', version: readVersion(dbPath), task: null };
   const target = await LocalTarget.open({ dbPath, dumplessUpgrade: true, skipUpgradeTask: true, autoProcess: false });
   try {

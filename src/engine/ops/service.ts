@@ -177,7 +177,7 @@ export class Ops {
     const result = await writeDump(
       engineDumpSource(this.engine, { dbVersion: readVersion(this.engine.dbPath) ?? CURRENT_DB_VERSION, auth: this.authEnv(), excludeTaskUid: task.uid }),
       file,
-      { date: ctx.startedAt, onProgress: (p) => p.indexUid && this.engine.log('debug', `dump ${stem}: index ${p.indexUid}, ${p.documents} documents`) },
+      { date: ctx.startedAt, signal: ctx.signal, onProgress: (p) => p.indexUid && this.engine.log('debug', `dump ${stem}: index ${p.indexUid}, ${p.documents} documents`) },
     );
     this.engine.log('info', `dump written to ${result.path} (${result.indexes} indexes, ${result.documents} documents, ${result.bytes} bytes)`);
     return { dumpUid: stem };
@@ -185,7 +185,7 @@ export class Ops {
 
   private async processSnapshot(_task: Task, ctx: BatchContext): Promise<Record<string, unknown> | null> {
     ctx.progress('copying environments');
-    await this.snapshotNow();
+    await this.snapshotNow(this.snapshotDir, ctx.signal);
     return null;
   }
 
@@ -193,13 +193,13 @@ export class Ops {
    * Take a snapshot at once, outside the task queue: used before an upgrade, when the queue is
    * held. Safe only while no batch runs (the scheduler is stopped or not started yet).
    */
-  async snapshotNow(snapshotDir = this.snapshotDir): Promise<{ path: string; bytes: number; compacted: number; environments: number }> {
+  async snapshotNow(snapshotDir = this.snapshotDir, signal?: AbortSignal): Promise<{ path: string; bytes: number; compacted: number; environments: number }> {
     const envs: SnapshotEnv[] = [{ rel: 'tasks', env: this.engine.tasks.env }, { rel: 'auth', env: this.authEnv().env }];
     for (const uid of this.engine.indexes.uids()) {
       const index = this.engine.indexes.get(uid);
       envs.push({ rel: relative(this.engine.dbPath, index.store.path), env: index.store.env });
     }
-    const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir, envs });
+    const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir, envs, signal });
     this.engine.log('info', `snapshot written to ${result.path} (${result.environments} environments, ${result.compacted} compacted, ${result.bytes} bytes)`);
     return result;
   }

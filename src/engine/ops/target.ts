@@ -8,7 +8,7 @@ import { basename, join, resolve } from 'node:path';
 import { SearchClient } from '../../client/client.js';
 import type { Engine } from '../engine.js';
 import { SearchError } from '../errors.js';
-import { readVersion } from '../store/database-dir.js';
+import { readVersion, requireDatabase } from '../store/database-dir.js';
 import type { SummarizedTask, Task, TaskFilter } from '../types.js';
 import type { Ops } from './service.js';
 import { openWithOps } from './startup.js';
@@ -33,6 +33,14 @@ export interface OpsTarget {
   close(): Promise<void>;
 }
 
+/** The wait for a task ran out of time; the task itself goes on. */
+export class WaitTimedOut extends SearchError {
+  constructor(readonly task: Task) {
+    super('task_timeout', `Timed out waiting for task ${task.uid} (status: ${task.status}).`);
+    this.name = 'WaitTimedOut';
+  }
+}
+
 const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
 
 async function poll(get: () => Promise<Task>, options: WaitOptions): Promise<Task> {
@@ -42,7 +50,7 @@ async function poll(get: () => Promise<Task>, options: WaitOptions): Promise<Tas
     const task = await get();
     options.onPoll?.(task);
     if (FINISHED.has(task.status)) return task;
-    if (Date.now() > deadline) throw new SearchError('internal', `Timed out waiting for task ${task.uid} (status: ${task.status}).`);
+    if (Date.now() > deadline) throw new WaitTimedOut(task);
     await new Promise((r) => setTimeout(r, interval));
     interval = Math.min(1000, interval * 2);
   }
@@ -57,8 +65,10 @@ export class LocalTarget implements OpsTarget {
   ) {}
 
   static async open(options: { dbPath: string; dumpDir?: string; snapshotDir?: string; dumplessUpgrade?: boolean; skipUpgradeTask?: boolean; autoProcess?: boolean }): Promise<LocalTarget> {
+    // the commands that act on a local database read one: a mistyped path must not become a new database
+    requireDatabase(options.dbPath);
     const { engine, ops } = await openWithOps(
-      { dbPath: options.dbPath, logLevel: 'off', autoProcess: options.autoProcess },
+      { dbPath: options.dbPath, logLevel: 'off', autoProcess: options.autoProcess, create: false },
       { dumpDir: options.dumpDir, snapshotDir: options.snapshotDir, dumplessUpgrade: options.dumplessUpgrade, skipUpgradeTask: options.skipUpgradeTask },
     );
     return new LocalTarget(engine, ops, `database ${resolve(options.dbPath)}`);
