@@ -9,6 +9,8 @@ import { createSecurity, StartupError, type Security } from '../src/http/auth.js
 import { openWithOps, startupOptionsFrom } from '../src/engine/ops/startup.js';
 import { dumpRoutes } from '../src/http/routes/dumps.js';
 import { snapshotRoutes } from '../src/http/routes/snapshots.js';
+import { exitCodeOf } from '../src/cli/report.js';
+import { preflight, PreflightError } from '../src/cli/serve-preflight.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -37,6 +39,12 @@ export default class Serve extends Command {
       if (error instanceof ConfigError) this.error(error.message, { exit: 2 });
       throw error;
     }
+    try {
+      await preflight(options);
+    } catch (error) {
+      if (error instanceof PreflightError) this.error(error.message, { exit: 2 });
+      throw error;
+    }
     const dbPath = options['db-path'] as string;
     const logLevel = (options['log-level'] as string).toLowerCase() as LogLevel;
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
@@ -47,7 +55,7 @@ export default class Serve extends Command {
     try {
       started = await openWithOps({ dbPath, logLevel, searchThreads, ...(maxIndexingMemory ? { maxIndexingMemory } : {}) }, startupOptionsFrom(options));
     } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
+      this.error((error as Error).message, { exit: exitCodeOf(error) });
     }
     const { engine, ops } = started;
     let security: Security;

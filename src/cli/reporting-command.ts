@@ -2,8 +2,14 @@
  * The base of the commands that take `--json`: one report shape (report.ts) on success, on
  * failure and for flag-parsing errors, and one mapping from errors to exit codes.
  */
-import { Command, Errors } from '@oclif/core';
-import { EXIT, errorOf, exitCodeOf, failed, type Report } from './report.js';
+import { Command, type Interfaces } from '@oclif/core';
+
+// oclif's parser output shapes, which its package index does not export
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type FlagOutput = { [name: string]: any };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ArgOutput = { [name: string]: any };
+import { UsageError, errorOf, exitCodeOf, failed, type Report } from './report.js';
 
 export abstract class ReportingCommand extends Command {
   /** Set from argv before parsing, so that a flag-parsing error is reported as JSON too. */
@@ -32,15 +38,16 @@ export abstract class ReportingCommand extends Command {
     this.error(options.prefix ? `${options.prefix}: ${message}` : message, { exit: options.exit ?? exitCodeOf(error) });
   }
 
-  protected override async catch(err: Errors.CLIError & { parse?: unknown; exitCode?: number }): Promise<unknown> {
-    if (err.parse !== undefined) {
-      // a flag or argument oclif rejected: the command could not start
-      if (this.json && !this.reported) this.log(JSON.stringify(failed({ code: 'invalid_flags', message: err.message })));
-      this.reported = true;
-      process.exitCode = EXIT.usage;
-      throw new Errors.CLIError(err.message, { exit: EXIT.usage });
+  /** Any error of oclif's parsing (unknown flag, bad value, missing argument) means the command could not start. */
+  protected override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    try {
+      return await super.parse(options, argv);
+    } catch (error) {
+      this.fail(new UsageError((error as Error).message.replace(/\s+/g, ' ').trim(), 'invalid_flags'));
     }
-    return super.catch(err);
   }
 }
 

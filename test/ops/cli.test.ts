@@ -68,7 +68,7 @@ describe('search serve with the ops options, and the ops commands against it', (
     expect((await search(['snapshot', 'import', FIXTURE, '--db-path', db])).exitCode).toBe(0);
     const refused = await search(['dump', 'create', '--db-path', db]);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toMatch(/version 0\.9\.0 but this binary is version 1\.2\.0/);
+    expect(refused.stderr).toMatch(/storage format 0\.9\.0 but this binary uses storage format 1\.2\.0/);
 
     const plan = await search(['upgrade', '--db-path', db, '--dry-run']);
     expect(plan.exitCode).toBe(0);

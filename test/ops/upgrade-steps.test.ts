@@ -64,7 +64,7 @@ describe('storage format versions', () => {
   test('a database of another version is refused with both versions and the upgrade options named', async () => {
     await writeOldDatabase(db, 1);
     expect(() => checkDatabaseVersion(db)).toThrow(
-      new RegExp(`version 0\\.9\\.0 but this binary is version ${CURRENT_DB_VERSION.replace(/\./g, '\\.')}.*--experimental-dumpless-upgrade.*--import-dump`),
+      new RegExp(`storage format 0\\.9\\.0 but this binary uses storage format ${CURRENT_DB_VERSION.replace(/\./g, '\\.')}.*--experimental-dumpless-upgrade.*--import-dump`),
     );
     expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
     writeFileSync(join(db, 'VERSION'), '9.0.0\n');

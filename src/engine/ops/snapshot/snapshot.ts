@@ -123,6 +123,14 @@ export interface ImportOptions {
   ignoreMissing?: boolean;
   /** Do not fail (and do nothing) when a database already exists at the target. */
   ignoreIfDbExists?: boolean;
+  /** The caller's flags for the two options above, named in the errors (default: those of `search serve`). */
+  flagNames?: ImportFlagNames;
+}
+
+/** The flags an import error suggests: `search serve` and the import commands spell them differently. */
+export interface ImportFlagNames {
+  ignoreMissing: string;
+  ignoreIfDbExists: string;
 }
 
 export type ImportOutcome = 'imported' | 'skipped-missing' | 'skipped-db-exists';
@@ -134,13 +142,13 @@ export type ImportOutcome = 'imported' | 'skipped-missing' | 'skipped-db-exists'
 export async function importSnapshot(file: string, dbPath: string, options: ImportOptions = {}): Promise<ImportOutcome> {
   if (!existsSync(file)) {
     if (options.ignoreMissing) return 'skipped-missing';
-    throw new SearchError('invalid_state', `The snapshot \`${file}\` does not exist (use \`--ignore-missing-snapshot\` to start without it).`);
+    throw new SearchError('invalid_state', `The snapshot \`${file}\` does not exist (use \`${options.flagNames?.ignoreMissing ?? '--ignore-missing-snapshot'}\` to go on without it).`);
   }
   if (databaseDirInUse(dbPath)) {
     if (options.ignoreIfDbExists) return 'skipped-db-exists';
     throw new SearchError(
       'invalid_state',
-      `A database already exists at \`${dbPath}\`; refusing to overwrite it with the snapshot (use \`--ignore-snapshot-if-db-exists\` to keep it).`,
+      `A database already exists at \`${dbPath}\`; refusing to overwrite it with the snapshot (use \`${options.flagNames?.ignoreIfDbExists ?? '--ignore-snapshot-if-db-exists'}\` to keep it).`,
     );
   }
   await mkdir(dirname(resolve(dbPath)), { recursive: true });
