@@ -114,7 +114,7 @@ export default class Upgrade extends ReportingCommand {
     } catch (error) {
       this.fail(error);
     }
-    this.report(succeeded(null, { ...plan }), [
+    this.report(succeeded(null, { plan }), [
       `Database ${plan.dbPath}: storage format ${plan.from ?? 'none'}; this binary: storage format ${plan.to}; ${describe(plan.status)}`,
       ...plan.steps.map((s, i) => `  ${i + 1}. ${s}`),
     ]);

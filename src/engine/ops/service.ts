@@ -24,6 +24,7 @@ import type { TaskRecord } from '../tasks/store.js';
 import type { SummarizedTask, Task } from '../types.js';
 import { dumpFileStem } from './dump/layout.js';
 import { engineDumpSource } from './dump/engine-source.js';
+import type { DumpSource } from './dump/layout.js';
 import { writeDump } from './dump/writer.js';
 import { createSnapshot, type SnapshotEnv } from './snapshot/snapshot.js';
 import { CURRENT_DB_VERSION } from './version/history.js';
@@ -174,8 +175,9 @@ export class Ops {
     const stem = dumpFileStem(ctx.startedAt);
     const file = join(this.dumpDir, `${stem}.dump`);
     ctx.progress('writing the dump');
+    const source = engineDumpSource(this.engine, { dbVersion: readVersion(this.engine.dbPath) ?? CURRENT_DB_VERSION, auth: this.authEnv(), excludeTaskUid: task.uid });
     const result = await writeDump(
-      engineDumpSource(this.engine, { dbVersion: readVersion(this.engine.dbPath) ?? CURRENT_DB_VERSION, auth: this.authEnv(), excludeTaskUid: task.uid }),
+      slowedDown(source, numberFrom(process.env.SEARCH_TEST_DUMP_DELAY_MS)),
       file,
       { date: ctx.startedAt, signal: ctx.signal, onProgress: (p) => p.indexUid && this.engine.log('debug', `dump ${stem}: index ${p.indexUid}, ${p.documents} documents`) },
     );
@@ -289,4 +291,18 @@ function numberFrom(text: string | undefined): number | undefined {
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
   return Number.isFinite(n) ? n : undefined;
+}
+
+/** Fault injection for tests: a pause before each index, so that an interruption lands mid-dump. */
+function slowedDown(source: DumpSource, delayMs: number | undefined): DumpSource {
+  if (!delayMs) return source;
+  return {
+    ...source,
+    async *indexes() {
+      for await (const index of source.indexes()) {
+        await new Promise((r) => setTimeout(r, delayMs));
+        yield index;
+      }
+    },
+  };
 }

@@ -15,8 +15,18 @@ import { SearchError } from '../errors.js';
 
 export const LOCK_FILE = 'LOCK';
 
-// fs-ext is CommonJS with a native addon (flock(2)); Node has no file lock of its own.
-const { flockSync } = createRequire(import.meta.url)('fs-ext') as { flockSync: (fd: number, flags: 'exnb' | 'un') => void };
+type Flock = (fd: number, flags: 'exnb' | 'un') => void;
+let flock: Flock | null = null;
+
+/**
+ * fs-ext is CommonJS with a native addon (flock(2)); Node has no file lock of its own. Its addon
+ * is not context-aware, so it is loaded on first use only: in the thread that takes the lock,
+ * never in the write and search threads (which open the directory with `lock: false`).
+ */
+function flockSync(fd: number, flags: 'exnb' | 'un'): void {
+  flock ??= (createRequire(import.meta.url)('fs-ext') as { flockSync: Flock }).flockSync;
+  flock(fd, flags);
+}
 
 interface Held {
   fd: number;
