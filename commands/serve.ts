@@ -10,6 +10,7 @@ import { openWithOps, startupOptionsFrom } from '../src/engine/ops/startup.js';
 import { dumpRoutes } from '../src/http/routes/dumps.js';
 import { snapshotRoutes } from '../src/http/routes/snapshots.js';
 import { exitCodeOf } from '../src/cli/report.js';
+import { DB_FORMAT_VERSION } from '../src/engine/store/format.js';
 import { preflight, PreflightError } from '../src/cli/serve-preflight.js';
 
 export default class Serve extends Command {
@@ -94,7 +95,7 @@ export default class Serve extends Command {
 
     this.log(
       [
-        `search ${this.config.version}`,
+        `search ${this.config.version} (storage format ${DB_FORMAT_VERSION})`,
         `Database path:       ${dbPath}`,
         `Server listening on: ${address.url}`,
         `Environment:         ${String(options.env)}`,
