@@ -26,13 +26,14 @@ export interface Progress {
 const HEARTBEAT_MS = 10_000;
 
 /**
- * Progress on stderr, so that stdout keeps only the result (or the `--json` report): a live line
- * on a terminal (not with `--json`), else one line per change of state and a line every 10 s
- * while a state lasts.
+ * Progress on stderr, so that stdout keeps only the result: a live line on a terminal, else
+ * (cron, systemd, CI) one line per change of state and a line every 10 s while a state lasts.
+ * Quiet under `--json`, which is for programs: stderr then carries only warnings and errors.
  */
 export function progress(json: boolean, stream: NodeJS.WriteStream = process.stderr): Progress {
+  if (json) return { onPoll: () => {}, onStep: () => {}, done: () => {} };
   const started = Date.now();
-  const live = Boolean(stream.isTTY) && !json;
+  const live = Boolean(stream.isTTY);
   const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
   let frame = 0;
   let last = '';
