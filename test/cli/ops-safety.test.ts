@@ -83,6 +83,10 @@ describe('one process per database', () => {
     const remote = await search(['dump', 'create', '--url', first.url, '--json']);
     expect(remote.exitCode).toBe(0);
     expect(JSON.parse(remote.stdout)).toMatchObject({ status: 'succeeded', taskUid: expect.any(Number), error: null });
+    // nothing to roll back: exit 0 and the same report remotely as locally
+    const rollback = await search(['rollback', '--url', first.url, '--json']);
+    expect(rollback.exitCode).toBe(0);
+    expect(JSON.parse(rollback.stdout)).toMatchObject({ status: 'succeeded', taskUid: null, error: null, outcome: 'nothing-to-roll-back' });
     first.process.kill('SIGKILL');
     await first.process;
     const again = await serve(['--db-path', db, '--log-level', 'off']);
@@ -146,6 +150,27 @@ describe('commands that read a database never create one', () => {
   });
 });
 
+describe('serve checks its options before creating the database folder', () => {
+  test('a bad address, a port in use or a refused master key fail with exit 2 and create nothing', async () => {
+    const running = await serve(['--db-path', join(root, 'port-holder.ms'), '--log-level', 'off']);
+    const busy = new URL(running.url).host;
+    const cases: Array<[string[], RegExp]> = [
+      [['--http-addr', 'localhost'], /Invalid HTTP address/],
+      [['--http-addr', busy], /Cannot listen on .*the port is in use/],
+      [['--http-addr', '127.0.0.1:0', '--env', 'production'], /master key/i],
+      [['--http-addr', '127.0.0.1:0', '--env', 'production', '--master-key', 'short'], /master key/i],
+      [['--http-addr', '127.0.0.1:0', '--task-webhook-url', 'ftp://example.com'], /task-webhook-url|http and https/],
+    ];
+    for (const [args, message] of cases) {
+      const db = join(root, 'never-created.ms');
+      const result = await execa('node', [BIN, 'serve', '--db-path', db, ...args], { reject: false, env: { PATH: process.env.PATH ?? '' }, extendEnv: false });
+      expect(result.exitCode, args.join(' ')).toBe(2);
+      expect(unwrap(result.stderr)).toMatch(message);
+      expect(existsSync(db), args.join(' ')).toBe(false);
+    }
+  });
+});
+
 describe('interruption is clean', () => {
   test('SIGINT during a local dump cancels its task, removes its work files and exits 130; a killed run leaves nothing that lasts', async () => {
     const db = await database('slow.ms', 3);
@@ -182,6 +207,18 @@ describe('interruption is clean', () => {
       await engine.close();
     }
     expect(files(dir).filter((f) => f.endsWith('.dump'))).toHaveLength(1);
+  });
+});
+
+describe('progress without a terminal', () => {
+  test('a local dump prints one line per state of its task on stderr, and only the result on stdout', async () => {
+    const db = await database('progress.ms', 1);
+    const out = await search(['dump', 'create', '--db-path', db, '--dump-dir', join(root, 'progress-dumps')]);
+    expect(out.exitCode).toBe(0);
+    expect(out.stderr).toMatch(/^dumpCreation task \d+: (enqueued|processing) \(\d+\.\d s\)$/m);
+    expect(out.stderr).toMatch(/^dumpCreation task \d+: succeeded \(\d+\.\d s\)$/m);
+    expect(out.stderr).not.toContain('\r');
+    expect(out.stdout).toMatch(/^Dump written: .*progress-dumps\/\d{8}-\d{9}\.dump \(.*\)$/);
   });
 });
 

@@ -68,7 +68,7 @@ describe('storage format versions', () => {
     );
     expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
     writeFileSync(join(db, 'VERSION'), '9.0.0\n');
-    expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/written by version 9\.0\.0, newer than this binary/);
+    expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/storage format 9\.0\.0, newer than storage format/);
     expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0']);
     expect(checkDatabaseVersion(join(db, 'fresh'))).toEqual({ kind: 'new' });
   });
