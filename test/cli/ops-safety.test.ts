@@ -210,6 +210,17 @@ describe('interruption is clean', () => {
   });
 });
 
+describe('a local wait that times out', () => {
+  test('names its task in the report, cancels it and removes its work files (exit 1)', async () => {
+    const db = await database('timeout.ms', 2);
+    const dir = join(root, 'timeout-dumps');
+    const result = await search(['dump', 'create', '--db-path', db, '--dump-dir', dir, '--timeout', '1', '--json'], { SEARCH_TEST_DUMP_DELAY_MS: '2500' });
+    expect(result.exitCode).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', taskUid: expect.any(Number), error: { code: 'task_timeout', message: expect.stringMatching(/was canceled/) } });
+    expect(files(dir)).toEqual([]);
+  });
+});
+
 describe('progress without a terminal', () => {
   test('a local dump prints one line per state of its task on stderr, and only the result on stdout', async () => {
     const db = await database('progress.ms', 1);

@@ -10,11 +10,12 @@ import type { Task } from '../types.js';
 import { dumpFileStem } from './dump/layout.js';
 import { snapshotFileName } from './snapshot/snapshot.js';
 import { keepNewest, type BackupKind } from './retention.js';
-import { LocalTarget, type OpsTarget, type WaitOptions } from './target.js';
+import { LocalTarget, WaitTimedOut, type OpsTarget, type WaitOptions } from './target.js';
 import { CURRENT_DB_VERSION, upgradePath } from './version/history.js';
 import { checkDatabaseVersion } from './version/check.js';
 import { UpgradeJournal } from './version/journal.js';
 import { readVersion, requireDatabase } from '../store/database-dir.js';
+import { lockDatabase } from '../store/database-lock.js';
 
 /** A followed task ended without succeeding; its own error code is the error's. */
 export class TaskFailed extends SearchError {
@@ -75,18 +76,25 @@ export async function createBackup(kind: BackupKind, target: OpsTarget, options:
 }
 
 /**
- * Wait for the task; when the wait is interrupted, cancel a local task (its work files go with
- * it, and it does not run again on the next open) or leave a server's task running.
+ * Wait for the task; when the wait is interrupted or times out, cancel a local task (its work
+ * files go with it, it does not hold the command open, and it does not run again on the next
+ * open) or leave a server's task running.
  */
 async function followOrCancel(target: OpsTarget, uid: number, what: string, options: WaitOptions): Promise<Task> {
   try {
     return await target.waitForTask(uid, options);
   } catch (error) {
-    if (!options.signal?.aborted) throw error;
-    if (!target.local) throw new Interrupted({ uid }, `Interrupted: stopped following the ${what} task ${uid}, which goes on on ${target.label}.`);
+    const interrupted = Boolean(options.signal?.aborted);
+    if (!interrupted && !(error instanceof WaitTimedOut)) throw error;
+    if (!target.local) {
+      if (!interrupted) throw error;
+      throw new Interrupted({ uid }, `Interrupted: stopped following the ${what} task ${uid}, which goes on on ${target.label}.`);
+    }
     const cancel = await target.cancelTasks({ uids: [uid] });
     await target.waitForTask(cancel.taskUid, { timeoutMs: 60_000 });
-    throw new Interrupted(await target.getTask(uid), `Interrupted: the ${what} task ${uid} was canceled and its work files removed.`);
+    const task = await target.getTask(uid);
+    if (!interrupted) throw new WaitTimedOut(task, `Timed out waiting for the ${what} task ${uid}: it was canceled and its work files removed.`);
+    throw new Interrupted(task, `Interrupted: the ${what} task ${uid} was canceled and its work files removed.`);
   }
 }
 
@@ -293,6 +301,21 @@ export async function upgradeViaDump(options: UpgradeRunOptions & { dumpDir: str
   if (plan.status === 'current') return { outcome: 'already-current', from: plan.from, to: plan.to, snapshot: null, task: null, previous: null, dump: null };
   if (plan.status === 'interrupted') throw new SearchError('invalid_state', 'A dumpless upgrade was interrupted: run `search rollback` first.');
   const dbPath = resolve(options.dbPath);
+  // held across the swap, so that no server opens the directory between the dump and the rename
+  const lock = lockDatabase(dbPath);
+  try {
+    return await upgradeByDump(dbPath, plan, options, step);
+  } finally {
+    lock.release();
+  }
+}
+
+async function upgradeByDump(
+  dbPath: string,
+  plan: UpgradePlan,
+  options: UpgradeRunOptions & { dumpDir: string },
+  step: (s: string) => void,
+): Promise<UpgradeReport & { previous: string | null; dump: string | null }> {
   const dump = join(resolve(options.dumpDir), `${dumpFileStem(new Date())}.dump`);
   const target = await LocalTarget.open({ dbPath, snapshotDir: options.snapshotDir, dumplessUpgrade: true, skipUpgradeTask: true, autoProcess: false });
   try {

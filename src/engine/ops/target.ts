@@ -36,8 +36,11 @@ export interface OpsTarget {
 
 /** The wait for a task ran out of time; the task itself goes on. */
 export class WaitTimedOut extends SearchError {
-  constructor(readonly task: Task) {
-    super('task_timeout', `Timed out waiting for task ${task.uid} (status: ${task.status}).`);
+  constructor(
+    readonly task: Task,
+    message = `Timed out waiting for task ${task.uid} (status: ${task.status}).`,
+  ) {
+    super('task_timeout', message);
     this.name = 'WaitTimedOut';
   }
 }
