@@ -147,6 +147,13 @@ describe('commands that read a database never create one', () => {
     expect(existsSync(b1.path)).toBe(true);
     expect(existsSync(foreign)).toBe(true);
     expect(existsSync(a2.path)).toBe(true);
+
+    // a database without any index makes a valid but empty backup: it never triggers a deletion
+    const empty = await database('no-index.ms', 0);
+    const first = await run(empty);
+    const second = await run(empty);
+    expect(second).toMatchObject({ removed: [], keepSkipped: expect.stringMatching(/holds no index: nothing removed/) });
+    expect(existsSync(first.path)).toBe(true);
   });
 });
 

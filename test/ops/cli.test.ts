@@ -118,7 +118,7 @@ describe('search serve with the ops options, and the ops commands against it', (
     // without --json and without a terminal: one line per change of the instance status on stderr
     const told = await search(['upgrade', '--db-path', db], { SEARCH_TEST_UPGRADE_FAIL_AFTER: '2' });
     expect(told.exitCode).toBe(1);
-    expect(told.stderr).toMatch(/^status: running\n[\s\S]*\nstatus: running -> updating\n[\s\S]*\nstatus: updating -> rolled back\n/);
+    expect(told.stderr).toMatch(/^status: running\n[\s\S]*\nstatus: running -> updating\n[\s\S]*\nstatus: updating -> rolled back$/m);
     expect(told.stdout).toMatch(/was rolled back: the database is in storage format 0\.9\.0 again/);
     expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
 
