@@ -22,10 +22,14 @@ export async function preflight(options: ResolvedOptions): Promise<void> {
     ({ host, port } = parseHttpAddr(addr));
     checkMasterKey({ env: options.env as 'development' | 'production', masterKey: (options['master-key'] as string | undefined) ?? null });
     AddressPolicy.parse((options['experimental-allowed-ip-networks'] as string | undefined) ?? null);
-    const webhook = options['task-webhook-url'] as string | undefined;
-    if (webhook) checkWebhookUrl(webhook);
   } catch (error) {
     throw new PreflightError((error as Error).message);
+  }
+  const webhook = options['task-webhook-url'] as string | undefined;
+  try {
+    if (webhook) checkWebhookUrl(webhook);
+  } catch (error) {
+    throw new PreflightError(`Invalid \`--task-webhook-url\`: ${(error as Error).message}`);
   }
   await tryBind(host, port, addr);
 }
