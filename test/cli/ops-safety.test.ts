@@ -217,6 +217,21 @@ describe('interruption is clean', () => {
   });
 });
 
+describe('interruption of a snapshot', () => {
+  test('SIGTERM during a local snapshot cancels it, removes its work folder and exits 143', async () => {
+    // each environment is compacted in a child process: a database of 4 indexes takes seconds
+    const db = await database('snap-slow.ms', 4);
+    const dir = join(root, 'slow-snaps');
+    const running = search(['snapshot', 'create', '--db-path', db, '--snapshot-dir', dir, '--json']) as ResultPromise;
+    await until(() => files(dir).some((f) => f.startsWith('.snapshot-work-')));
+    running.kill('SIGTERM');
+    const result = await running;
+    expect(result.exitCode).toBe(143);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', taskUid: expect.any(Number), error: { code: 'interrupted' } });
+    expect(files(dir)).toEqual([]);
+  });
+});
+
 describe('a local wait that times out', () => {
   test('names its task in the report, cancels it and removes its work files (exit 1)', async () => {
     const db = await database('timeout.ms', 2);
