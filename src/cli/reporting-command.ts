@@ -3,13 +3,13 @@
  * failure and for flag-parsing errors, and one mapping from errors to exit codes.
  */
 import { Command, type Interfaces } from '@oclif/core';
+import { UsageError, errorOf, exitCodeOf, failed, type Report } from './report.js';
 
 // oclif's parser output shapes, which its package index does not export
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type FlagOutput = { [name: string]: any };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ArgOutput = { [name: string]: any };
-import { UsageError, errorOf, exitCodeOf, failed, type Report } from './report.js';
 
 export abstract class ReportingCommand extends Command {
   /** Set from argv before parsing, so that a flag-parsing error is reported as JSON too. */
