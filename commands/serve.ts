@@ -35,6 +35,9 @@ function previewPage(options: ResolvedOptions, warn: (message: string) => void) 
 function instanceFeatures(options: Record<string, unknown>): { metrics: boolean; containsFilter: boolean } {
   return { metrics: options['experimental-enable-metrics'] === true, containsFilter: options['experimental-contains-filter'] === true };
 }
+import { exitCodeOf } from '../src/cli/report.js';
+import { DB_FORMAT_VERSION } from '../src/engine/store/format.js';
+import { preflight, PreflightError } from '../src/cli/serve-preflight.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -63,6 +66,12 @@ export default class Serve extends Command {
       if (error instanceof ConfigError) this.error(error.message, { exit: 2 });
       throw error;
     }
+    try {
+      await preflight(options);
+    } catch (error) {
+      if (error instanceof PreflightError) this.error(error.message, { exit: 2 });
+      throw error;
+    }
     const dbPath = options['db-path'] as string;
     const logLevel = (options['log-level'] as string).toLowerCase() as LogLevel;
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
@@ -76,7 +85,7 @@ export default class Serve extends Command {
         startupOptionsFrom(options),
       );
     } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
+      this.error((error as Error).message, { exit: exitCodeOf(error) });
     }
     const { engine, ops } = started;
     let security: Security;
@@ -122,7 +131,7 @@ export default class Serve extends Command {
 
     this.log(
       [
-        `search ${this.config.version}`,
+        `search ${this.config.version} (storage format ${DB_FORMAT_VERSION})`,
         `Database path:       ${dbPath}`,
         `Server listening on: ${address.url}`,
         `Environment:         ${String(options.env)}`,

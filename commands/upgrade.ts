@@ -1,73 +1,123 @@
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
+import { failed, succeeded, UsageError, type Report } from '../src/cli/report.js';
+import { ReportingCommand, taskUidOf } from '../src/cli/reporting-command.js';
+import { jsonFlag, targetFlags } from '../src/cli/target-flags.js';
+import { AddressPolicy } from '../src/engine/net/index.js';
 import { progress } from '../src/engine/ops/cli-support.js';
 import { planUpgrade, upgradeLocal, upgradeRemote, upgradeViaDump, type UpgradeReport } from '../src/engine/ops/procedures.js';
 import { RemoteTarget } from '../src/engine/ops/target.js';
+import { sendNotice, StatusTrail } from '../src/engine/ops/upgrade-status.js';
 
-export default class Upgrade extends Command {
+export default class Upgrade extends ReportingCommand {
   static override summary = 'Upgrade a database to this version: snapshot, dumpless upgrade, follow, roll back on failure.';
 
   static override description =
-    'On a local database (server stopped): checks the version, takes a snapshot and waits for it, runs the dumpless ' +
+    'On a local database (server stopped): checks the storage format, takes a snapshot and waits for it, runs the dumpless ' +
     'upgrade task, follows it, and on failure or timeout cancels it, waits for the rollback and verifies that the ' +
-    'database is back to its previous version, byte for byte. --via-dump takes the dump path instead: dump with this ' +
+    'database is back to its previous storage format, byte for byte. --via-dump takes the dump path instead: dump with this ' +
     'binary, import into a fresh directory, swap (the old directory is kept). Against a running server (--url), start ' +
     'it with --experimental-dumpless-upgrade first; this command then follows the upgrade task and rolls back on ' +
-    'failure. --dry-run prints the plan. Exit code 1 when the upgrade was rolled back or failed.';
+    'failure. The instance status is told as a hosted console does: `running -> updating -> running` (or `-> rolled back`), ' +
+    'one line per change on stderr, `statusHistory` in --json, and a JSON POST to --notify-url when it ends. ' +
+    '--dry-run prints the plan. Exit codes: 0 upgraded or nothing to do, 1 rolled back or failed, 2 could not start.';
 
   static override examples = [
     '<%= config.bin %> upgrade --db-path ./data.ms --dry-run',
     '<%= config.bin %> upgrade --db-path ./data.ms --snapshot-dir /backups/snapshots --timeout 7200',
     '<%= config.bin %> upgrade --db-path ./data.ms --via-dump',
-    '<%= config.bin %> upgrade --url http://127.0.0.1:7700 --api-key $MASTER_KEY',
+    '<%= config.bin %> upgrade --url http://127.0.0.1:7700 --api-key $MASTER_KEY --notify-url https://hooks.example.com/search',
   ];
 
   static override flags = {
-    'db-path': Flags.string({ description: 'local database directory', default: './data.ms', exclusive: ['url'] }),
+    ...targetFlags,
     url: Flags.string({ description: 'URL of a running server started with --experimental-dumpless-upgrade' }),
-    'api-key': Flags.string({ description: 'API key for --url', env: 'SEARCH_API_KEY' }),
     'snapshot-dir': Flags.string({ description: 'where the pre-upgrade snapshot goes', default: 'snapshots' }),
     'dump-dir': Flags.string({ description: 'where the dump goes with --via-dump', default: 'dumps' }),
     'via-dump': Flags.boolean({ description: 'upgrade by dump and re-import instead of in place', default: false }),
     'dry-run': Flags.boolean({ description: 'print the plan and change nothing', default: false }),
     timeout: Flags.integer({ description: 'seconds to wait for the upgrade before rolling back', default: 3600, min: 1 }),
-    json: Flags.boolean({ description: 'print a JSON report on stdout', default: false }),
+    'notify-url': Flags.string({ description: 'URL that receives a JSON POST {event, status, history, from, to, taskUid, error} when the upgrade ends' }),
+    'notify-authorization-header': Flags.string({ description: 'Authorization header sent to --notify-url' }),
+    'experimental-allowed-ip-networks': Flags.string({
+      description: 'private, loopback or link-local networks --notify-url may reach (comma-separated CIDRs, or `any`), as for webhooks. Default: public addresses only.',
+    }),
+    ...jsonFlag,
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Upgrade);
-    const view = progress(flags.json);
-    if (flags['dry-run']) {
-      if (flags.url) this.error('--dry-run works on a local database (--db-path)', { exit: 2 });
-      const plan = planUpgrade(flags['db-path'], flags['snapshot-dir'], flags['via-dump']);
-      if (flags.json) this.log(JSON.stringify(plan));
-      else {
-        this.log(`Database ${plan.dbPath}: version ${plan.from ?? 'none'}; this binary: ${plan.to}; ${describe(plan.status)}`);
-        plan.steps.forEach((s, i) => this.log(`  ${i + 1}. ${s}`));
-      }
-      return;
-    }
-    let report: UpgradeReport;
+    const view = progress(this.json);
+    if (flags['dry-run']) return this.dryRun(flags['db-path'], flags['snapshot-dir'], flags['via-dump'], Boolean(flags.url));
+    let policy: AddressPolicy;
     try {
-      if (flags.url) {
-        report = await upgradeRemote(new RemoteTarget(flags.url, flags['api-key']), { timeoutMs: flags.timeout * 1000, onPoll: view.onPoll, onStep: view.onStep });
-      } else if (flags['via-dump']) {
-        report = await upgradeViaDump({ dbPath: flags['db-path'], snapshotDir: flags['snapshot-dir'], dumpDir: flags['dump-dir'], onStep: view.onStep });
-      } else {
-        report = await upgradeLocal({ dbPath: flags['db-path'], snapshotDir: flags['snapshot-dir'], timeoutMs: flags.timeout * 1000, onPoll: view.onPoll, onStep: view.onStep });
-      }
+      policy = AddressPolicy.parse(flags['experimental-allowed-ip-networks'] ?? null);
+      if (flags['notify-url']) new URL(flags['notify-url']);
     } catch (error) {
-      view.done();
-      if (flags.json) this.log(JSON.stringify({ outcome: 'failed', error: (error as Error).message }));
-      this.error(`Upgrade failed: ${(error as Error).message}`, { exit: 1 });
+      this.fail(new UsageError((error as Error).message));
+    }
+    const trail = new StatusTrail((status, previous) => view.onStep(`status: ${previous ? `${previous} -> ` : ''}${status}`));
+    trail.set('running');
+    const common = { onPoll: view.onPoll, onStep: view.onStep, onUpdating: () => trail.set('updating') };
+    let report: UpgradeReport | undefined;
+    let failure: unknown;
+    try {
+      if (flags.url) report = await upgradeRemote(new RemoteTarget(flags.url, flags['api-key']), { timeoutMs: flags.timeout * 1000, ...common });
+      else if (flags['via-dump']) report = await upgradeViaDump({ dbPath: flags['db-path'], snapshotDir: flags['snapshot-dir'], dumpDir: flags['dump-dir'], ...common });
+      else report = await upgradeLocal({ dbPath: flags['db-path'], snapshotDir: flags['snapshot-dir'], timeoutMs: flags.timeout * 1000, ...common });
+      trail.set(report.outcome === 'rolled-back' ? 'rolled back' : 'running');
+    } catch (error) {
+      failure = error;
+      // nothing changed when it failed before the upgrade started; else the state is unknown
+      trail.set(trail.current === 'updating' ? 'failed' : 'running');
     }
     view.done();
-    if (flags.json) this.log(JSON.stringify(report));
-    else if (report.outcome === 'already-current' && flags.url)
-      this.log(`Nothing to follow: no upgrade task is pending on ${flags.url} (version ${report.from}). Restart it with --experimental-dumpless-upgrade to upgrade.`);
-    else if (report.outcome === 'already-current') this.log(`Nothing to do: the database is already version ${report.to}.`);
-    else if (report.outcome === 'upgraded') this.log(`Upgraded from ${report.from} to ${report.to}.${report.snapshot ? ` Pre-upgrade snapshot: ${report.snapshot}` : ''}`);
-    else this.log(`The upgrade failed (${report.error}) and was rolled back: the database is version ${report.verified?.version ?? report.from} again.`);
-    if (report.outcome === 'rolled-back') this.exit(1);
+    const taskUid = report?.task?.uid ?? taskUidOf(failure);
+    const rolledBack = report?.outcome === 'rolled-back' ? { code: 'upgrade_rolled_back', message: `The upgrade failed (${report.error}) and was rolled back.` } : null;
+    const notice = flags['notify-url']
+      ? await sendNotice(
+          flags['notify-url'],
+          {
+            event: 'upgrade',
+            status: trail.current!,
+            history: trail.history,
+            from: report?.from ?? null,
+            to: report?.to ?? null,
+            taskUid,
+            error: failure ? failed(failure).error : rolledBack,
+            finishedAt: new Date().toISOString(),
+          },
+          { policy: policy!, authorization: flags['notify-authorization-header'] },
+        )
+      : null;
+    if (notice && !notice.delivered) this.warn(`The notice to ${notice.url} was not delivered: ${notice.error}`);
+    const statusDetails = { instanceStatus: trail.current, statusHistory: trail.history, notified: notice };
+    if (failure) this.fail(failure, { prefix: 'Upgrade failed', taskUid, details: statusDetails });
+    const done = report!;
+    const json: Report = { ...done, ...statusDetails, ...(rolledBack ? failed(rolledBack, taskUid) : succeeded(taskUid)) };
+    this.report(json, [this.summary(done, flags.url)]);
+    if (rolledBack) this.exit(1);
+  }
+
+  private summary(report: UpgradeReport, url: string | undefined): string {
+    if (report.outcome === 'already-current' && url)
+      return `Nothing to follow: no upgrade task is pending on ${url} (version ${report.from}). Restart it with --experimental-dumpless-upgrade to upgrade.`;
+    if (report.outcome === 'already-current') return `Nothing to do: the database is already in storage format ${report.to}.`;
+    if (report.outcome === 'upgraded') return `Upgraded from storage format ${report.from} to ${report.to}.${report.snapshot ? ` Pre-upgrade snapshot: ${report.snapshot}` : ''}`;
+    return `The upgrade failed (${report.error}) and was rolled back: the database is in storage format ${report.verified?.version ?? report.from} again.`;
+  }
+
+  private dryRun(dbPath: string, snapshotDir: string, viaDump: boolean, remote: boolean): void {
+    if (remote) this.fail(new UsageError('--dry-run works on a local database (--db-path)'));
+    let plan;
+    try {
+      plan = planUpgrade(dbPath, snapshotDir, viaDump);
+    } catch (error) {
+      this.fail(error);
+    }
+    this.report(succeeded(null, { plan }), [
+      `Database ${plan.dbPath}: storage format ${plan.from ?? 'none'}; this binary: storage format ${plan.to}; ${describe(plan.status)}`,
+      ...plan.steps.map((s, i) => `  ${i + 1}. ${s}`),
+    ]);
   }
 }
 

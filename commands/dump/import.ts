@@ -1,7 +1,10 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
+import { succeeded } from '../../src/cli/report.js';
+import { ReportingCommand } from '../../src/cli/reporting-command.js';
+import { jsonFlag } from '../../src/cli/target-flags.js';
 import { importDump } from '../../src/engine/ops/dump/import.js';
 
-export default class DumpImport extends Command {
+export default class DumpImport extends ReportingCommand {
   static override summary = 'Build a local database from a dump file, re-indexing every document.';
 
   static override description =
@@ -18,7 +21,7 @@ export default class DumpImport extends Command {
     'db-path': Flags.string({ description: 'database directory to create', default: './data.ms' }),
     'ignore-missing': Flags.boolean({ description: 'succeed without doing anything when the dump file does not exist', default: false }),
     'ignore-if-db-exists': Flags.boolean({ description: 'succeed without doing anything when a database already exists', default: false }),
-    json: Flags.boolean({ description: 'print a JSON report on stdout', default: false }),
+    ...jsonFlag,
   };
 
   async run(): Promise<void> {
@@ -27,14 +30,16 @@ export default class DumpImport extends Command {
       const result = await importDump(args.file, flags['db-path'], {
         ignoreMissing: flags['ignore-missing'],
         ignoreIfDbExists: flags['ignore-if-db-exists'],
-        log: flags.json ? undefined : (m) => process.stderr.write(`${m}\n`),
+        flagNames: { ignoreMissing: '--ignore-missing', ignoreIfDbExists: '--ignore-if-db-exists' },
+        log: this.json ? undefined : (m) => process.stderr.write(`${m}\n`),
       });
-      if (flags.json) this.log(JSON.stringify({ status: 'succeeded', dbPath: flags['db-path'], ...result }));
-      else if (result.outcome === 'imported') this.log(`Imported ${result.documents} documents in ${result.indexes} indexes and ${result.tasks} tasks into ${flags['db-path']}.`);
-      else this.log(`Nothing imported (${result.outcome}).`);
+      this.report(succeeded(null, { dbPath: flags['db-path'], ...result }), [
+        result.outcome === 'imported'
+          ? `Imported ${result.documents} documents in ${result.indexes} indexes and ${result.tasks} tasks into ${flags['db-path']}.`
+          : `Nothing imported (${result.outcome}).`,
+      ]);
     } catch (error) {
-      if (flags.json) this.log(JSON.stringify({ status: 'failed', error: { message: (error as Error).message } }));
-      this.error((error as Error).message, { exit: 1 });
+      this.fail(error);
     }
   }
 }

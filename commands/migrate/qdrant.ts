@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import type { EmbedderSettings } from '../../src/engine/settings/types.js';
 import { EngineTarget } from '../../src/migrate/engine-target.js';
 import { MigrationError, type MigrationErrorKind } from '../../src/migrate/errors.js';
 import { migrateQdrant, type MigrationResult } from '../../src/migrate/pipeline.js';
+import { ProgressLines } from '../../src/migrate/progress-lines.js';
 import { ProgressView } from '../../src/migrate/progress-view.js';
+import { errorOf, exitCodeOf, failed, succeeded } from '../../src/cli/report.js';
+import { ReportingCommand } from '../../src/cli/reporting-command.js';
 import { RemoteTarget } from '../../src/migrate/remote-target.js';
 import { formatSummary } from '../../src/migrate/summary.js';
 import type { Target } from '../../src/migrate/target.js';
@@ -12,7 +15,7 @@ import type { Target } from '../../src/migrate/target.js';
 /** Exit codes: 1 verification failed; 2 usage/config; 3 auth; 4 unknown collection; 5 unreachable; 6 other HTTP or target failure. */
 const EXIT: Record<MigrationErrorKind, number> = { verification: 1, config: 2, auth: 3, not_found: 4, unreachable: 5, http: 6, target: 6 };
 
-export default class MigrateQdrant extends Command {
+export default class MigrateQdrant extends ReportingCommand {
   static override summary = 'Move Qdrant collections into indexes, verified and resumable.';
 
   static override description =
@@ -57,7 +60,8 @@ export default class MigrateQdrant extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(MigrateQdrant);
-    const progress = !flags.json && process.stderr.isTTY ? new ProgressView() : null;
+    // a live view on a terminal, plain lines in a log; nothing under --json (stderr: errors only)
+    const progress = flags.json ? null : process.stderr.isTTY ? new ProgressView() : new ProgressLines();
     let target: Target | null = null;
     let result: MigrationResult | undefined;
     let failure: Error | undefined;
@@ -101,7 +105,7 @@ export default class MigrateQdrant extends Command {
     } catch (e) {
       failure = e as Error;
     } finally {
-      await progress?.close(failure);
+      if (progress instanceof ProgressView) await progress.close(failure);
       await target?.close();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
@@ -110,10 +114,14 @@ export default class MigrateQdrant extends Command {
     if (interrupted) await interrupted;
     if (failure) {
       const kind = failure instanceof MigrationError ? failure.kind : null;
-      if (flags.json) process.stdout.write(JSON.stringify({ ok: false, error: { kind: kind ?? 'internal', message: failure.message } }, null, 2) + '\n');
-      this.error(failure.message, { exit: kind ? EXIT[kind] : 6 });
+      // a database in use or missing is a failure to start, as for every command (exit 2)
+      const code = kind ?? errorOf(failure).code;
+      // the report every command prints (src/cli/report.ts), `ok` and `error.kind` kept for existing readers
+      if (flags.json) process.stdout.write(JSON.stringify({ ...failed(failure), ok: false, error: { code, kind: kind ?? 'internal', message: failure.message } }, null, 2) + '\n');
+      this.error(failure.message, { exit: kind ? EXIT[kind] : exitCodeOf(failure) === 2 ? 2 : 6 });
     }
-    process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : formatSummary(result!));
+    const json = { ...result!, ...(result!.ok ? succeeded(null) : failed({ code: 'verification', message: 'the verification of the migrated documents failed' })) };
+    process.stdout.write(flags.json ? JSON.stringify(json, null, 2) + '\n' : formatSummary(result!));
     if (!result!.ok) this.exit(EXIT.verification);
   }
 }

@@ -1,15 +1,23 @@
 import { basename, resolve } from 'node:path';
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
+import { onInterrupt } from '../../src/cli/interrupt.js';
+import { succeeded, UsageError } from '../../src/cli/report.js';
+import { ReportingCommand } from '../../src/cli/reporting-command.js';
+import { jsonFlag, targetFlags } from '../../src/cli/target-flags.js';
 import { formatBytes, openTarget, progress } from '../../src/engine/ops/cli-support.js';
-import { TaskFailed, createBackup } from '../../src/engine/ops/procedures.js';
+import { createBackup } from '../../src/engine/ops/procedures.js';
+import type { OpsTarget } from '../../src/engine/ops/target.js';
 
-export default class SnapshotCreate extends Command {
+export default class SnapshotCreate extends ReportingCommand {
   static override summary = 'Take a snapshot (compacted copy of every environment, .snapshot tar.gz) and wait for it.';
 
   static override description =
     'Enqueues a snapshotCreation task and follows it; searches and writes continue meanwhile. The file is ' +
     '<snapshot-dir>/<db-name>.snapshot; with --keep N each snapshot is kept as <db-name>.<date>.snapshot and only the ' +
-    'N newest stay. Against a running server (--url) give --snapshot-dir when it is on this machine. Exit code 1 on failure.';
+    'N newest of this database made by this command stay (once the new one is read back whole and holds at least one ' +
+    'index). Against a running server (--url) give --snapshot-dir when it is on this machine: the new .snapshot file ' +
+    'there is found whatever the server\'s folder is named. SIGINT/SIGTERM cancels a local snapshot and removes its ' +
+    'work files. Exit codes: 0 done, 1 failed, 2 could not start, 130/143 interrupted.';
 
   static override examples = [
     '<%= config.bin %> snapshot create --db-path ./data.ms --snapshot-dir /backups/snapshots --keep 24',
@@ -17,45 +25,37 @@ export default class SnapshotCreate extends Command {
   ];
 
   static override flags = {
-    'db-path': Flags.string({ description: 'local database directory', default: './data.ms', exclusive: ['url'] }),
-    url: Flags.string({ description: 'URL of a running server (ours or Meilisearch)' }),
-    'api-key': Flags.string({ description: 'API key for --url', env: 'SEARCH_API_KEY' }),
+    ...targetFlags,
     'snapshot-dir': Flags.string({ description: 'directory of the snapshot files [default: snapshots/ for a local database]' }),
-    'db-name': Flags.string({ description: 'database directory name of the server (names the snapshot file) [default: basename of --db-path, or data.ms]' }),
-    keep: Flags.integer({ description: 'keep only the N newest snapshots (dated names)', min: 1 }),
+    'db-name': Flags.string({ description: 'database directory name of the server, which names its snapshot file [default: basename of --db-path; with --url: found in --snapshot-dir]' }),
+    keep: Flags.integer({ description: 'keep only the N newest snapshots of this database made by this command (dated names)', min: 1 }),
     timeout: Flags.integer({ description: 'seconds to wait for the task', default: 3600, min: 1 }),
-    json: Flags.boolean({ description: 'print a JSON report on stdout', default: false }),
+    ...jsonFlag,
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(SnapshotCreate);
     const snapshotDir = flags['snapshot-dir'] ?? (flags.url ? undefined : 'snapshots');
-    if (flags.keep !== undefined && !snapshotDir) this.error('--keep needs --snapshot-dir when the snapshot is made by a server', { exit: 2 });
-    const dbName = flags['db-name'] ?? (flags.url ? 'data.ms' : basename(resolve(flags['db-path'])));
-    const view = progress(flags.json);
-    let target;
+    if (flags.keep !== undefined && !snapshotDir) this.fail(new UsageError('--keep needs --snapshot-dir when the snapshot is made by a server'));
+    const dbName = flags['db-name'] ?? (flags.url ? undefined : basename(resolve(flags['db-path'])));
+    const view = progress(this.json);
+    const interrupt = onInterrupt();
+    let target: OpsTarget | undefined;
     try {
       target = await openTarget(flags, { snapshotDir });
-    } catch (error) {
-      if (flags.json) this.log(JSON.stringify({ status: 'failed', taskUid: null, error: { message: (error as Error).message } }));
-      this.error(`Snapshot failed: ${(error as Error).message}`, { exit: 1 });
-    }
-    try {
-      const result = await createBackup('snapshot', target, { dir: snapshotDir, dbName, keep: flags.keep, timeoutMs: flags.timeout * 1000, onPoll: view.onPoll });
+      const result = await createBackup('snapshot', target, { dir: snapshotDir, dbName, keep: flags.keep, timeoutMs: flags.timeout * 1000, onPoll: view.onPoll, signal: interrupt.signal });
       view.done();
-      const report = { status: 'succeeded', taskUid: result.task.uid, path: result.path, bytes: result.bytes, removed: result.removed };
-      if (flags.json) this.log(JSON.stringify(report));
-      else {
-        this.log(result.path ? `Snapshot written: ${result.path} (${formatBytes(result.bytes)})` : `Snapshot written in the server's snapshot directory (task ${result.task.uid}).`);
-        for (const file of result.removed) this.log(`Removed old snapshot: ${basename(file)}`);
-      }
+      this.report(succeeded(result.task.uid, { path: result.path, bytes: result.bytes, removed: result.removed, keepSkipped: result.keepSkipped }), [
+        result.path ? `Snapshot written: ${result.path} (${formatBytes(result.bytes)})` : `Snapshot written in the server's snapshot directory (task ${result.task.uid}).`,
+        ...result.removed.map((file) => `Removed old snapshot: ${basename(file)}`),
+        ...(result.keepSkipped ? [`--keep: ${result.keepSkipped}`] : []),
+      ]);
     } catch (error) {
       view.done();
-      const task = error instanceof TaskFailed ? error.task : null;
-      if (flags.json) this.log(JSON.stringify({ status: 'failed', taskUid: task?.uid ?? null, error: task?.error ?? { message: (error as Error).message } }));
-      this.error(`Snapshot failed: ${(error as Error).message}`, { exit: 1 });
+      this.fail(error, { prefix: 'Snapshot failed', exit: interrupt.exitCode() ?? undefined });
     } finally {
-      await target.close();
+      interrupt.dispose();
+      await target?.close();
     }
   }
 }

@@ -1,7 +1,10 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
+import { succeeded } from '../../src/cli/report.js';
+import { ReportingCommand } from '../../src/cli/reporting-command.js';
+import { jsonFlag } from '../../src/cli/target-flags.js';
 import { importSnapshot } from '../../src/engine/ops/snapshot/snapshot.js';
 
-export default class SnapshotImport extends Command {
+export default class SnapshotImport extends ReportingCommand {
   static override summary = 'Restore a local database from a .snapshot file.';
 
   static override description =
@@ -16,7 +19,7 @@ export default class SnapshotImport extends Command {
     'db-path': Flags.string({ description: 'database directory to create', default: './data.ms' }),
     'ignore-missing': Flags.boolean({ description: 'succeed without doing anything when the snapshot does not exist', default: false }),
     'ignore-if-db-exists': Flags.boolean({ description: 'succeed without doing anything when a database already exists', default: false }),
-    json: Flags.boolean({ description: 'print a JSON report on stdout', default: false }),
+    ...jsonFlag,
   };
 
   async run(): Promise<void> {
@@ -25,12 +28,13 @@ export default class SnapshotImport extends Command {
       const outcome = await importSnapshot(args.file, flags['db-path'], {
         ignoreMissing: flags['ignore-missing'],
         ignoreIfDbExists: flags['ignore-if-db-exists'],
+        flagNames: { ignoreMissing: '--ignore-missing', ignoreIfDbExists: '--ignore-if-db-exists' },
       });
-      if (flags.json) this.log(JSON.stringify({ status: 'succeeded', outcome, dbPath: flags['db-path'] }));
-      else this.log(outcome === 'imported' ? `Snapshot restored into ${flags['db-path']}.` : `Nothing imported (${outcome}).`);
+      this.report(succeeded(null, { outcome, dbPath: flags['db-path'] }), [
+        outcome === 'imported' ? `Snapshot restored into ${flags['db-path']}.` : `Nothing imported (${outcome}).`,
+      ]);
     } catch (error) {
-      if (flags.json) this.log(JSON.stringify({ status: 'failed', error: { message: (error as Error).message } }));
-      this.error((error as Error).message, { exit: 1 });
+      this.fail(error);
     }
   }
 }

@@ -29,7 +29,8 @@ import { compileEditFunction } from './edit-function/edition.js';
 import { defaultSettings, type Settings } from './settings/types.js';
 import { validateSettingsPatch } from './settings/validate.js';
 import { listFields, type FieldMetadata, type FieldsQuery } from './settings/field-metadata.js';
-import { databaseExists, databasePaths, ensureDirectories, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
+import { lockDatabase, type DatabaseLock } from './store/database-lock.js';
+import { databaseExists, databasePaths, ensureDirectories, requireDatabase, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
 import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
 import type { OperationProcessor } from './tasks/processing.js';
@@ -85,6 +86,13 @@ export interface EngineOptions {
    * on top of those set through PATCH /experimental-features; recorded for every thread to read.
    */
   instanceFeatures?: Partial<ExperimentalFeatures>;
+  /**
+   * Take the process's exclusive lock on the directory (default true; see store/database-lock.ts).
+   * False only in the worker threads of an engine, which run under their parent's lock.
+   */
+  lock?: boolean;
+  /** Create the database when the directory holds none (default true); false: fail with `database_not_found`. */
+  create?: boolean;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -107,24 +115,33 @@ export class Engine {
   private readonly logLevel: number;
   private readonly logger: (level: string, message: string) => void;
   private closed = false;
+  private readonly lock: DatabaseLock | null;
 
   private constructor(options: EngineOptions) {
     this.dbPath = options.dbPath;
     this.paths = databasePaths(options.dbPath);
     this.logLevel = LEVELS[options.logLevel ?? 'info'];
     this.logger = options.logger ?? ((level, message) => process.stderr.write(`[${new Date().toISOString()} ${level.toUpperCase()}] ${message}\n`));
-    const fresh = !databaseExists(this.dbPath);
-    if (!fresh && !options.skipVersionCheck) {
-      const found = readVersion(this.dbPath)!;
-      if (found !== DB_FORMAT_VERSION) throw versionMismatch(found);
+    if (options.create === false) requireDatabase(this.dbPath);
+    // before anything is read or written: a second process must not even create a file here
+    this.lock = options.lock === false ? null : lockDatabase(this.dbPath);
+    try {
+      const fresh = !databaseExists(this.dbPath);
+      if (!fresh && !options.skipVersionCheck) {
+        const found = readVersion(this.dbPath)!;
+        if (found !== DB_FORMAT_VERSION) throw versionMismatch(found);
+      }
+      ensureDirectories(this.paths);
+      this.instanceUid = ensureInstanceUid(this.dbPath);
+      this.tasks = new TaskStore(this.paths.tasks);
+      if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
+      this.features = new FeatureStore(this.tasks.env);
+      if (options.instanceFeatures) this.features.setInstance(options.instanceFeatures);
+      this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, { ...defaultModules, features: this.features });
+    } catch (error) {
+      this.lock?.release();
+      throw error;
     }
-    ensureDirectories(this.paths);
-    this.instanceUid = ensureInstanceUid(this.dbPath);
-    this.tasks = new TaskStore(this.paths.tasks);
-    if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
-    this.features = new FeatureStore(this.tasks.env);
-    if (options.instanceFeatures) this.features.setInstance(options.instanceFeatures);
-    this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, { ...defaultModules, features: this.features });
   }
 
   static async open(options: EngineOptions): Promise<Engine> {
@@ -137,6 +154,7 @@ export class Engine {
       await engine.writeSide?.close();
       await engine.indexes.closeAll();
       await engine.tasks.close();
+      engine.lock?.release();
       throw error;
     }
     if (options.autoProcess !== false) engine.scheduler.start();
@@ -204,6 +222,7 @@ export class Engine {
     await this.indexes.closeAll();
     await this.tasks.flushed();
     await this.tasks.close();
+    this.lock?.release();
   }
 
   onBatchFinished(listener: (event: BatchFinished) => void): void {

@@ -86,6 +86,9 @@ const EXPLICIT: Record<string, ErrorKind> = {
   dump_process_failed: { status: 500, type: 'internal' },
   dump_already_processing: { status: 409, type: 'invalid_request' },
   unretrievable_document: { status: 500, type: 'internal' },
+  // the database directory (CLI and start-up)
+  database_in_use: { status: 409, type: 'system' },
+  database_not_found: { status: 404, type: 'invalid_request' },
 };
 
 /** Families matched by prefix when no explicit row exists. */

@@ -219,6 +219,24 @@ describe('search migrate qdrant (built CLI)', () => {
     expect(noTarget.exitCode).toBe(2);
     expect(oneLine(noTarget.stderr)).toMatch(/--db-path DIR.*--url URL/);
   });
+
+  it('without a terminal, progress goes to stderr as lines; --json is quiet and has the common report keys', async () => {
+    const cwd = tmp();
+    const logged = await cli(['--collection', 'edge', '--db-path', 'db'], cwd);
+    expect(logged.exitCode, logged.stderr).toBe(0);
+    expect(logged.stderr).toMatch(/^\[\d+\.\d s\] edge -> index edge: 30 points$/m);
+    expect(logged.stderr).toMatch(/^\[\d+\.\d s\] edge: documents$/m);
+    expect(logged.stderr).toMatch(/^\[\d+\.\d s\] edge: 30\/30 points copied \(100%\)$/m);
+    expect(logged.stderr).toMatch(/^\[\d+\.\d s\] edge: verify$/m);
+
+    const quiet = await cli(['--collection', 'edge', '--db-path', 'db2', '--json'], cwd);
+    expect(quiet.exitCode).toBe(0);
+    expect(quiet.stderr).toBe('');
+    expect(JSON.parse(quiet.stdout)).toMatchObject({ status: 'succeeded', taskUid: null, error: null, ok: true });
+    const badFlag = await cli(['--collection', 'edge', '--batch-size', 'many', '--json'], cwd);
+    expect(badFlag.exitCode).toBe(2);
+    expect(JSON.parse(badFlag.stdout)).toMatchObject({ status: 'failed', taskUid: null, error: { code: 'invalid_flags' } });
+  });
 });
 
 /** Cosine similarity, as Qdrant ranks a Cosine collection. */

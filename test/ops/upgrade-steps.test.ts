@@ -64,11 +64,11 @@ describe('storage format versions', () => {
   test('a database of another version is refused with both versions and the upgrade options named', async () => {
     await writeOldDatabase(db, 1);
     expect(() => checkDatabaseVersion(db)).toThrow(
-      new RegExp(`version 0\\.9\\.0 but this binary is version ${CURRENT_DB_VERSION.replace(/\./g, '\\.')}.*--experimental-dumpless-upgrade.*--import-dump`),
+      new RegExp(`storage format 0\\.9\\.0 but this binary uses storage format ${CURRENT_DB_VERSION.replace(/\./g, '\\.')}.*--experimental-dumpless-upgrade.*--import-dump`),
     );
     expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
     writeFileSync(join(db, 'VERSION'), '9.0.0\n');
-    expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/written by version 9\.0\.0, newer than this binary/);
+    expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/storage format 9\.0\.0, newer than storage format/);
     expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0']);
     expect(checkDatabaseVersion(join(db, 'fresh'))).toEqual({ kind: 'new' });
   });

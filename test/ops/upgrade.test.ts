@@ -96,7 +96,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
     // written now by the 0.9.0 procedure, so that searches run today's code on today's layout
     await rm(db, { recursive: true, force: true });
     await writeV090Database(db);
-    expect(() => checkDatabaseVersion(db)).toThrow(/version 0\.9\.0 but this binary is version 1\.2\.0.*--experimental-dumpless-upgrade/);
+    expect(() => checkDatabaseVersion(db)).toThrow(/storage format 0\.9\.0 but this binary uses storage format 1\.2\.0.*--experimental-dumpless-upgrade/);
     const { engine, ops, upgradeUid } = await openForUpgrade({ upgradeDelayPerIndexMs: 60 });
     try {
       // a write registered during the upgrade waits for it

@@ -22,28 +22,37 @@ export interface Progress {
   done: () => void;
 }
 
-/** Quiet under `--json` (stdout stays machine-readable); a spinner line on a TTY. */
+/** How often a line repeats an unchanged state when stderr is not a terminal (cron, systemd, CI logs). */
+const HEARTBEAT_MS = 10_000;
+
+/**
+ * Progress on stderr, so that stdout keeps only the result: a live line on a terminal, else
+ * (cron, systemd, CI) one line per change of state and a line every 10 s while a state lasts.
+ * Quiet under `--json`, which is for programs: stderr then carries only warnings and errors.
+ */
 export function progress(json: boolean, stream: NodeJS.WriteStream = process.stderr): Progress {
   if (json) return { onPoll: () => {}, onStep: () => {}, done: () => {} };
   const started = Date.now();
-  const tty = Boolean(stream.isTTY);
+  const live = Boolean(stream.isTTY);
   const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
   let frame = 0;
   let last = '';
-  let live = false;
+  let lastAt = 0;
+  let shown = false;
   const clear = () => {
-    if (live) stream.write('\r\x1b[2K');
-    live = false;
+    if (shown) stream.write('\r\x1b[2K');
+    shown = false;
   };
   return {
     onPoll(task) {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       const text = `${task.type} task ${task.uid}: ${task.status}`;
-      if (tty) {
+      if (live) {
         stream.write(`\r\x1b[2K${frames[frame++ % frames.length]} ${text} (${seconds} s)`);
-        live = true;
-      } else if (text !== last) {
+        shown = true;
+      } else if (text !== last || Date.now() - lastAt >= HEARTBEAT_MS) {
         stream.write(`${text} (${seconds} s)\n`);
+        lastAt = Date.now();
       }
       last = text;
     },

@@ -3,21 +3,24 @@
  * so that each works on a local database and on a running server alike. No CLI code here: the
  * commands parse flags and render what these return.
  */
-import { existsSync, renameSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { SearchError } from '../errors.js';
 import type { Task } from '../types.js';
 import { dumpFileStem } from './dump/layout.js';
 import { snapshotFileName } from './snapshot/snapshot.js';
-import { DUMP_FILE, LocalTarget, applyRetention, rotatedSnapshotPattern, type OpsTarget, type WaitOptions } from './target.js';
+import { keepNewest, type BackupKind } from './retention.js';
+import { LocalTarget, WaitTimedOut, type OpsTarget, type WaitOptions } from './target.js';
 import { CURRENT_DB_VERSION, upgradePath } from './version/history.js';
 import { checkDatabaseVersion } from './version/check.js';
 import { UpgradeJournal } from './version/journal.js';
-import { readVersion } from '../store/database-dir.js';
+import { readVersion, requireDatabase } from '../store/database-dir.js';
+import { lockDatabase } from '../store/database-lock.js';
 
-export class TaskFailed extends Error {
+/** A followed task ended without succeeding; its own error code is the error's. */
+export class TaskFailed extends SearchError {
   constructor(readonly task: Task) {
-    super(`task ${task.uid} (${task.type}) ${task.status}${task.error ? `: ${task.error.message} [${task.error.code}]` : ''}`);
+    super(task.error?.code ?? `task_${task.status}`, `task ${task.uid} (${task.type}) ${task.status}${task.error ? `: ${task.error.message}` : ''}`);
     this.name = 'TaskFailed';
   }
 }
@@ -25,9 +28,9 @@ export class TaskFailed extends Error {
 export interface BackupOptions extends WaitOptions {
   /** The directory the file lands in, when known (local target, or a server on this machine). */
   dir?: string;
-  /** Database directory name, for snapshot file names. */
+  /** Database directory name, which names the snapshot file; unknown for a server: the new `.snapshot` file in `dir` is found instead. */
   dbName?: string;
-  /** Keep only the N newest files in `dir`. */
+  /** Keep only the N newest backups of this database in `dir` (see retention.ts). */
   keep?: number;
 }
 
@@ -37,34 +40,78 @@ export interface BackupResult {
   path: string | null;
   bytes: number | null;
   removed: string[];
+  /** Why `--keep` removed nothing, when it could not. */
+  keepSkipped: string | null;
 }
 
-export async function createBackup(kind: 'dump' | 'snapshot', target: OpsTarget, options: BackupOptions = {}): Promise<BackupResult> {
-  const summary = kind === 'dump' ? await target.createDump() : await target.createSnapshot();
-  const task = await target.waitForTask(summary.taskUid, options);
-  if (task.status !== 'succeeded') throw new TaskFailed(task);
-  if (!options.dir) return { task, path: null, bytes: null, removed: [] };
-  const dir = resolve(options.dir);
-  let path: string;
-  let pattern: RegExp;
-  if (kind === 'dump') {
-    path = join(dir, `${String(task.details?.dumpUid)}.dump`);
-    pattern = DUMP_FILE;
-  } else {
-    const name = snapshotFileName(options.dbName ?? 'data.ms');
-    path = join(dir, name);
-    pattern = rotatedSnapshotPattern(basename(options.dbName ?? 'data.ms'));
-    if (options.keep !== undefined) {
-      // keep a history: each snapshot gets its date in the name
-      const stamped = join(dir, `${basename(options.dbName ?? 'data.ms')}.${dumpFileStem(new Date(task.finishedAt ?? Date.now()))}.snapshot`);
-      if (existsSync(path)) renameSync(path, stamped);
-      path = stamped;
-    }
+/** The command was interrupted (SIGINT, SIGTERM) while it waited for its task. */
+export class Interrupted extends SearchError {
+  constructor(
+    readonly task: Task | { uid: number },
+    message: string,
+  ) {
+    super('interrupted', message);
+    this.name = 'Interrupted';
   }
-  if (!existsSync(path)) throw new SearchError('internal', `The task succeeded but \`${path}\` is not there; is --${kind}-dir the server's?`);
+}
+
+export async function createBackup(kind: BackupKind, target: OpsTarget, options: BackupOptions = {}): Promise<BackupResult> {
+  const summary = kind === 'dump' ? await target.createDump() : await target.createSnapshot();
+  const task = await followOrCancel(target, summary.taskUid, kind, options);
+  if (task.status !== 'succeeded') throw new TaskFailed(task);
+  if (!options.dir) return { task, path: null, bytes: null, removed: [], keepSkipped: null };
+  const dir = resolve(options.dir);
+  let path = kind === 'dump' ? join(dir, `${String(task.details?.dumpUid)}.dump`) : findSnapshot(dir, options.dbName, task);
+  if (!existsSync(path))
+    throw new SearchError('invalid_state', `The ${kind} task ${task.uid} succeeded but \`${path}\` is not there: is \`${dir}\` the directory where ${target.label} writes its ${kind}s?`);
+  if (kind === 'snapshot' && options.keep !== undefined) {
+    // a history: each kept snapshot gets its date in the name (the server overwrites <db>.snapshot)
+    const stamped = join(dir, `${basename(path, '.snapshot')}.${dumpFileStem(new Date(task.finishedAt ?? Date.now()))}.snapshot`);
+    renameSync(path, stamped);
+    path = stamped;
+  }
   const bytes = statSync(path).size;
-  const removed = options.keep !== undefined ? applyRetention(dir, pattern, options.keep).removed : [];
-  return { task, path, bytes, removed };
+  const retention = options.keep !== undefined ? await keepNewest(kind, path, options.keep) : { removed: [], skipped: null };
+  return { task, path, bytes, removed: retention.removed, keepSkipped: retention.skipped };
+}
+
+/**
+ * Wait for the task; when the wait is interrupted or times out, cancel a local task (its work
+ * files go with it, it does not hold the command open, and it does not run again on the next
+ * open) or leave a server's task running.
+ */
+async function followOrCancel(target: OpsTarget, uid: number, what: string, options: WaitOptions): Promise<Task> {
+  try {
+    return await target.waitForTask(uid, options);
+  } catch (error) {
+    const interrupted = Boolean(options.signal?.aborted);
+    if (!interrupted && !(error instanceof WaitTimedOut)) throw error;
+    if (!target.local) {
+      if (!interrupted) throw error;
+      throw new Interrupted({ uid }, `Interrupted: stopped following the ${what} task ${uid}, which goes on on ${target.label}.`);
+    }
+    const cancel = await target.cancelTasks({ uids: [uid] });
+    await target.waitForTask(cancel.taskUid, { timeoutMs: 60_000 });
+    const task = await target.getTask(uid);
+    if (!interrupted) throw new WaitTimedOut(task, `Timed out waiting for the ${what} task ${uid}: it was canceled and its work files removed.`);
+    throw new Interrupted(task, `Interrupted: the ${what} task ${uid} was canceled and its work files removed.`);
+  }
+}
+
+const DATED_SNAPSHOT = /\.\d{8}-\d{9}\.snapshot$/;
+
+/** The snapshot the task wrote: `<dbName>.snapshot`, or the `.snapshot` file of `dir` the task wrote when the name is unknown. */
+function findSnapshot(dir: string, dbName: string | undefined, task: Task): string {
+  if (dbName) return join(dir, snapshotFileName(dbName));
+  const since = Date.parse(task.startedAt ?? task.enqueuedAt) - 2_000;
+  const fresh = (existsSync(dir) ? readdirSync(dir) : [])
+    .filter((name) => name.endsWith('.snapshot') && !DATED_SNAPSHOT.test(name))
+    .map((name) => ({ name, time: statSync(join(dir, name)).mtimeMs }))
+    .filter((f) => f.time >= since)
+    .sort((a, b) => b.time - a.time);
+  if (!fresh[0])
+    throw new SearchError('invalid_state', `The snapshot task ${task.uid} succeeded but no new .snapshot file is in \`${dir}\`: is it the server's snapshot directory?`);
+  return join(dir, fresh[0].name);
 }
 
 // --- upgrade --------------------------------------------------------------------------------------
@@ -79,6 +126,7 @@ export interface UpgradePlan {
 }
 
 export function planUpgrade(dbPath: string, snapshotDir: string, viaDump = false): UpgradePlan {
+  requireDatabase(dbPath);
   const from = readVersion(dbPath);
   const to = CURRENT_DB_VERSION;
   const snapshot = join(resolve(snapshotDir), `${basename(resolve(dbPath))}.pre-upgrade-${from ?? 'unknown'}.snapshot`);
@@ -130,6 +178,8 @@ export interface UpgradeRunOptions extends WaitOptions {
   dbPath: string;
   snapshotDir: string;
   onStep?: (step: string) => void;
+  /** The database stops being usable as it was: the upgrade itself starts (see upgrade-status.ts). */
+  onUpdating?: () => void;
 }
 
 /** The dumpless upgrade procedure on a local database (the server must be stopped). */
@@ -138,7 +188,7 @@ export async function upgradeLocal(options: UpgradeRunOptions): Promise<UpgradeR
   const step = options.onStep ?? (() => {});
   if (plan.status === 'current') return { outcome: 'already-current', from: plan.from, to: plan.to, snapshot: null, task: null };
   if (plan.status === 'newer' || plan.status === 'no-path') checkDatabaseVersion(options.dbPath, { dumplessUpgrade: true }); // throws the explanation
-  step(`database ${plan.dbPath} is version ${plan.from}; this binary is ${plan.to}`);
+  step(`database ${plan.dbPath} is in storage format ${plan.from}; this binary uses storage format ${plan.to}`);
   const target = await LocalTarget.open({ dbPath: options.dbPath, snapshotDir: options.snapshotDir, dumplessUpgrade: true, autoProcess: false });
   try {
     step('taking a snapshot before upgrading');
@@ -147,6 +197,7 @@ export async function upgradeLocal(options: UpgradeRunOptions): Promise<UpgradeR
     step(`snapshot written: ${plan.snapshot}`);
     const [upgrade] = await target.tasks({ types: ['upgradeDatabase'], statuses: ['enqueued', 'processing'] });
     if (!upgrade) throw new SearchError('internal', 'No upgrade task was enqueued.');
+    options.onUpdating?.();
     target.engine.scheduler.start();
     step(`following the upgrade task ${upgrade.uid}`);
     let task: Task;
@@ -165,7 +216,7 @@ export async function upgradeLocal(options: UpgradeRunOptions): Promise<UpgradeR
     const verified = { version: readVersion(options.dbPath), journal: UpgradeJournal.exists(options.dbPath) };
     if (verified.version !== plan.from || verified.journal)
       throw new SearchError('internal', `Rollback could not be verified (version ${verified.version}, journal ${verified.journal}); restore ${plan.snapshot}.`);
-    step(`rolled back: the database is version ${verified.version} again`);
+    step(`rolled back: the database is in storage format ${verified.version} again`);
     return { outcome: 'rolled-back', from: plan.from, to: plan.to, snapshot: plan.snapshot, task, error: failure, verified };
   } finally {
     await target.close();
@@ -173,7 +224,7 @@ export async function upgradeLocal(options: UpgradeRunOptions): Promise<UpgradeR
 }
 
 /** Follow (or trigger nothing but a snapshot for) the upgrade of a running server. */
-export async function upgradeRemote(target: OpsTarget, options: WaitOptions & { onStep?: (s: string) => void }): Promise<UpgradeReport> {
+export async function upgradeRemote(target: OpsTarget, options: WaitOptions & { onStep?: (s: string) => void; onUpdating?: () => void }): Promise<UpgradeReport> {
   const step = options.onStep ?? (() => {});
   const version = await target.version();
   const [upgrade] = await target.tasks({ types: ['upgradeDatabase'], statuses: ['enqueued', 'processing'] });
@@ -181,6 +232,7 @@ export async function upgradeRemote(target: OpsTarget, options: WaitOptions & { 
     step(`${target.label} runs version ${version}; no upgrade task is pending`);
     return { outcome: 'already-current', from: version, to: version ?? CURRENT_DB_VERSION, snapshot: null, task: null };
   }
+  options.onUpdating?.();
   step(`following the upgrade task ${upgrade.uid} on ${target.label}`);
   let failure: string;
   try {
@@ -192,13 +244,14 @@ export async function upgradeRemote(target: OpsTarget, options: WaitOptions & { 
     failure = (error as Error).message;
   }
   step(`the upgrade did not succeed (${failure}): canceling it to roll back`);
-  const task = await rollbackRemote(target, upgrade.uid);
+  const task = (await rollbackRemote(target, upgrade.uid))!;
   return { outcome: 'rolled-back', from: String(task.details?.upgradeFrom ?? ''), to: String(task.details?.upgradeTo ?? ''), snapshot: null, task, error: failure };
 }
 
-export async function rollbackRemote(target: OpsTarget, upgradeUid?: number): Promise<Task> {
+/** Cancel the server's upgrade task (which rolls it back); null when there is none to cancel. */
+export async function rollbackRemote(target: OpsTarget, upgradeUid?: number): Promise<Task | null> {
   const uid = upgradeUid ?? (await target.tasks({ types: ['upgradeDatabase'], statuses: ['enqueued', 'processing', 'failed'] }))[0]?.uid;
-  if (uid === undefined) throw new SearchError('invalid_state', 'There is no upgrade task to roll back.');
+  if (uid === undefined) return null;
   const cancel = await target.cancelTasks({ uids: [uid] });
   await target.waitForTask(cancel.taskUid, { timeoutMs: 10 * 60_000 });
   const task = await target.getTask(uid);
@@ -214,6 +267,7 @@ export interface RollbackReport {
 
 /** Roll back a failed or interrupted upgrade of a local database (server stopped). */
 export async function rollbackLocal(dbPath: string): Promise<RollbackReport> {
+  requireDatabase(dbPath);
   if (!UpgradeJournal.exists(dbPath)) return { outcome: 'nothing-to-roll-back', version: readVersion(dbPath), task: null };
   const target = await LocalTarget.open({ dbPath, dumplessUpgrade: true, skipUpgradeTask: true, autoProcess: false });
   try {
@@ -247,6 +301,21 @@ export async function upgradeViaDump(options: UpgradeRunOptions & { dumpDir: str
   if (plan.status === 'current') return { outcome: 'already-current', from: plan.from, to: plan.to, snapshot: null, task: null, previous: null, dump: null };
   if (plan.status === 'interrupted') throw new SearchError('invalid_state', 'A dumpless upgrade was interrupted: run `search rollback` first.');
   const dbPath = resolve(options.dbPath);
+  // held across the swap, so that no server opens the directory between the dump and the rename
+  const lock = lockDatabase(dbPath);
+  try {
+    return await upgradeByDump(dbPath, plan, options, step);
+  } finally {
+    lock.release();
+  }
+}
+
+async function upgradeByDump(
+  dbPath: string,
+  plan: UpgradePlan,
+  options: UpgradeRunOptions & { dumpDir: string },
+  step: (s: string) => void,
+): Promise<UpgradeReport & { previous: string | null; dump: string | null }> {
   const dump = join(resolve(options.dumpDir), `${dumpFileStem(new Date())}.dump`);
   const target = await LocalTarget.open({ dbPath, snapshotDir: options.snapshotDir, dumplessUpgrade: true, skipUpgradeTask: true, autoProcess: false });
   try {
@@ -254,6 +323,7 @@ export async function upgradeViaDump(options: UpgradeRunOptions & { dumpDir: str
     const snap = await target.ops.snapshotNow();
     renameSync(snap.path, plan.snapshot);
     step(`snapshot written: ${plan.snapshot}`);
+    options.onUpdating?.();
     step('writing a dump of the database');
     const written = await target.ops.dumpNow(dump);
     step(`dump written: ${written.path} (${written.documents} documents)`);
@@ -268,6 +338,6 @@ export async function upgradeViaDump(options: UpgradeRunOptions & { dumpDir: str
   await importDump(dump, staging, { log: step });
   renameSync(dbPath, previous);
   renameSync(staging, dbPath);
-  step(`upgraded: ${dbPath} is version ${readVersion(dbPath)}; the previous database is kept at ${previous}`);
+  step(`upgraded: ${dbPath} is in storage format ${readVersion(dbPath)}; the previous database is kept at ${previous}`);
   return { outcome: 'upgraded', from: plan.from, to: plan.to, snapshot: plan.snapshot, task: null, previous, dump };
 }

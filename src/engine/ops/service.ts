@@ -25,6 +25,7 @@ import type { TaskRecord } from '../tasks/store.js';
 import type { SummarizedTask, Task } from '../types.js';
 import { dumpFileStem } from './dump/layout.js';
 import { engineDumpSource } from './dump/engine-source.js';
+import type { DumpSource } from './dump/layout.js';
 import { writeDump } from './dump/writer.js';
 import { createSnapshot, type SnapshotEnv } from './snapshot/snapshot.js';
 import { CURRENT_DB_VERSION } from './version/history.js';
@@ -175,10 +176,11 @@ export class Ops {
     const stem = dumpFileStem(ctx.startedAt);
     const file = join(this.dumpDir, `${stem}.dump`);
     ctx.progress('writing the dump');
+    const source = engineDumpSource(this.engine, { dbVersion: readVersion(this.engine.dbPath) ?? CURRENT_DB_VERSION, auth: this.authEnv(), excludeTaskUid: task.uid });
     const result = await writeDump(
-      engineDumpSource(this.engine, { dbVersion: readVersion(this.engine.dbPath) ?? CURRENT_DB_VERSION, auth: this.authEnv(), excludeTaskUid: task.uid }),
+      slowedDown(source, numberFrom(process.env.SEARCH_TEST_DUMP_DELAY_MS)),
       file,
-      { date: ctx.startedAt, onProgress: (p) => p.indexUid && this.engine.log('debug', `dump ${stem}: index ${p.indexUid}, ${p.documents} documents`) },
+      { date: ctx.startedAt, signal: ctx.signal, onProgress: (p) => p.indexUid && this.engine.log('debug', `dump ${stem}: index ${p.indexUid}, ${p.documents} documents`) },
     );
     this.engine.log('info', `dump written to ${result.path} (${result.indexes} indexes, ${result.documents} documents, ${result.bytes} bytes)`);
     return { dumpUid: stem };
@@ -186,7 +188,7 @@ export class Ops {
 
   private async processSnapshot(_task: Task, ctx: BatchContext): Promise<Record<string, unknown> | null> {
     ctx.progress('copying environments');
-    await this.snapshotNow();
+    await this.snapshotNow(this.snapshotDir, ctx.signal);
     return null;
   }
 
@@ -194,13 +196,13 @@ export class Ops {
    * Take a snapshot at once, outside the task queue: used before an upgrade, when the queue is
    * held. Safe only while no batch runs (the scheduler is stopped or not started yet).
    */
-  async snapshotNow(snapshotDir = this.snapshotDir): Promise<{ path: string; bytes: number; compacted: number; environments: number }> {
+  async snapshotNow(snapshotDir = this.snapshotDir, signal?: AbortSignal): Promise<{ path: string; bytes: number; compacted: number; environments: number }> {
     const envs: SnapshotEnv[] = [{ rel: 'tasks', env: this.engine.tasks.env }, { rel: 'auth', env: this.authEnv().env }];
     for (const uid of this.engine.indexes.uids()) {
       const index = this.engine.indexes.get(uid);
       envs.push({ rel: relative(this.engine.dbPath, index.store.path), env: index.store.env });
     }
-    const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir, envs });
+    const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir, envs, signal });
     this.engine.log('info', `snapshot written to ${result.path} (${result.environments} environments, ${result.compacted} compacted, ${result.bytes} bytes)`);
     return result;
   }
@@ -290,4 +292,18 @@ function numberFrom(text: string | undefined): number | undefined {
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
   return Number.isFinite(n) ? n : undefined;
+}
+
+/** Fault injection for tests: a pause before each index, so that an interruption lands mid-dump. */
+function slowedDown(source: DumpSource, delayMs: number | undefined): DumpSource {
+  if (!delayMs) return source;
+  return {
+    ...source,
+    async *indexes() {
+      for await (const index of source.indexes()) {
+        await new Promise((r) => setTimeout(r, delayMs));
+        yield index;
+      }
+    },
+  };
 }

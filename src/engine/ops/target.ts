@@ -3,12 +3,11 @@
  * a running server (ours or Meilisearch) reached with `--url` and `--api-key`. The commands are
  * written once against this interface.
  */
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { SearchClient } from '../../client/client.js';
 import type { Engine } from '../engine.js';
 import { SearchError } from '../errors.js';
-import { readVersion } from '../store/database-dir.js';
+import { readVersion, requireDatabase } from '../store/database-dir.js';
 import type { SummarizedTask, Task, TaskFilter } from '../types.js';
 import type { Ops } from './service.js';
 import { openWithOps } from './startup.js';
@@ -17,6 +16,8 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Called on each poll with the task as it is now. */
   onPoll?: (task: Task) => void;
+  /** Stop waiting (the wait throws) once it aborts. */
+  signal?: AbortSignal;
 }
 
 export interface OpsTarget {
@@ -33,17 +34,42 @@ export interface OpsTarget {
   close(): Promise<void>;
 }
 
+/** The wait for a task ran out of time; the task itself goes on. */
+export class WaitTimedOut extends SearchError {
+  constructor(
+    readonly task: Task,
+    message = `Timed out waiting for task ${task.uid} (status: ${task.status}).`,
+  ) {
+    super('task_timeout', message);
+    this.name = 'WaitTimedOut';
+  }
+}
+
 const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 async function poll(get: () => Promise<Task>, options: WaitOptions): Promise<Task> {
   const deadline = Date.now() + (options.timeoutMs ?? 60 * 60 * 1000);
   let interval = 50;
   for (;;) {
+    options.signal?.throwIfAborted();
     const task = await get();
     options.onPoll?.(task);
     if (FINISHED.has(task.status)) return task;
-    if (Date.now() > deadline) throw new SearchError('internal', `Timed out waiting for task ${task.uid} (status: ${task.status}).`);
-    await new Promise((r) => setTimeout(r, interval));
+    if (Date.now() > deadline) throw new WaitTimedOut(task);
+    await sleep(interval, options.signal);
+    options.signal?.throwIfAborted();
     interval = Math.min(1000, interval * 2);
   }
 }
@@ -57,11 +83,37 @@ export class LocalTarget implements OpsTarget {
   ) {}
 
   static async open(options: { dbPath: string; dumpDir?: string; snapshotDir?: string; dumplessUpgrade?: boolean; skipUpgradeTask?: boolean; autoProcess?: boolean }): Promise<LocalTarget> {
+    // the commands that act on a local database read one: a mistyped path must not become a new database
+    requireDatabase(options.dbPath);
     const { engine, ops } = await openWithOps(
-      { dbPath: options.dbPath, logLevel: 'off', autoProcess: options.autoProcess },
+      { dbPath: options.dbPath, logLevel: 'off', autoProcess: false, create: false },
       { dumpDir: options.dumpDir, snapshotDir: options.snapshotDir, dumplessUpgrade: options.dumplessUpgrade, skipUpgradeTask: options.skipUpgradeTask },
     );
-    return new LocalTarget(engine, ops, `database ${resolve(options.dbPath)}`);
+    const target = new LocalTarget(engine, ops, `database ${resolve(options.dbPath)}`);
+    try {
+      await target.cancelLeftoverBackups();
+    } catch (error) {
+      await target.close();
+      throw error;
+    }
+    if (options.autoProcess !== false) engine.scheduler.start();
+    return target;
+  }
+
+  /**
+   * A dump or snapshot still enqueued or processing when a command opens the database was left by
+   * a run that was killed: a command makes the one backup it is asked for, so that one is canceled
+   * before the scheduler starts rather than run again.
+   */
+  private async cancelLeftoverBackups(): Promise<void> {
+    // while an upgrade is pending the gate holds every other task, cancelations included
+    if (!this.ops.databaseCurrent()) return;
+    const filter: TaskFilter = { types: ['dumpCreation', 'snapshotCreation'], statuses: ['enqueued', 'processing'] };
+    if ((await this.tasks(filter)).length === 0) return;
+    const cancel = await this.cancelTasks(filter);
+    this.engine.scheduler.start();
+    await this.waitForTask(cancel.taskUid, { timeoutMs: 60_000 });
+    await this.engine.scheduler.stop();
   }
 
   createDump(): Promise<SummarizedTask> {
@@ -136,35 +188,4 @@ function filterQuery(filter: TaskFilter): Record<string, string | undefined> {
     statuses: join_(filter.statuses),
     indexUids: join_(filter.indexUids),
   };
-}
-
-// --- files and retention ------------------------------------------------------------------------
-
-export interface KeptFiles {
-  kept: string[];
-  removed: string[];
-}
-
-/**
- * Keep the `keep` newest files of `dir` whose names match `pattern` (names sort by date: dump
- * names are timestamps, rotated snapshots carry one), delete the others.
- */
-export function applyRetention(dir: string, pattern: RegExp, keep: number): KeptFiles {
-  if (!existsSync(dir)) return { kept: [], removed: [] };
-  const files = readdirSync(dir)
-    .filter((name) => pattern.test(name))
-    .map((name) => ({ name, time: statSync(join(dir, name)).mtimeMs }))
-    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : b.time - a.time))
-    .map((f) => join(dir, f.name));
-  const kept = files.slice(0, Math.max(keep, 0));
-  const removed = files.slice(Math.max(keep, 0));
-  for (const file of removed) rmSync(file, { force: true });
-  return { kept, removed };
-}
-
-export const DUMP_FILE = /^\d{8}-\d{9}\.dump$/;
-
-/** Rotated snapshots of database `dbName`: `<dbName>.<yyyymmdd-hhmmssSSS>.snapshot`. */
-export function rotatedSnapshotPattern(dbName: string): RegExp {
-  return new RegExp(`^${basename(dbName).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d{8}-\\d{9}\\.snapshot$`);
 }

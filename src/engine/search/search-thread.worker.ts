@@ -24,7 +24,7 @@ function reportEmbedderCalls(): void {
 
 async function main(): Promise<void> {
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
-  const engine = await Engine.open({ dbPath: data.dbPath, logLevel: 'off', writer: 'none', skipVersionCheck: true });
+  const engine = await Engine.open({ dbPath: data.dbPath, logLevel: 'off', writer: 'none', skipVersionCheck: true, lock: false });
   port.on('message', (message: ToSearchThread) => {
     switch (message.type) {
       case 'request':

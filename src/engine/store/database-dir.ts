@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { SearchError } from '../errors.js';
 
 export const VERSION_FILE = 'VERSION';
 export const INSTANCE_UID_FILE = 'instance-uid';
@@ -46,6 +47,15 @@ export function databasePaths(root: string): DatabasePaths {
 /** True when `root` already holds a database (it has a VERSION file). */
 export function databaseExists(root: string): boolean {
   return existsSync(join(root, VERSION_FILE));
+}
+
+/** For the commands that read a database: a missing or empty directory is a mistake, never a new database. */
+export function requireDatabase(root: string): void {
+  if (!databaseExists(root))
+    throw new SearchError(
+      'database_not_found',
+      `There is no database at \`${root}\` (${existsSync(root) ? 'the directory holds no VERSION file' : 'no such directory'}); check the path. Nothing was created.`,
+    );
 }
 
 export function readVersion(root: string): string | null {

@@ -10,7 +10,7 @@ export const DB_FORMAT_VERSION = '1.2.0';
 export function versionMismatch(found: string, expected = DB_FORMAT_VERSION): SearchError {
   return new SearchError(
     'invalid_state',
-    `Your database version (${found}) is incompatible with this binary's database version (${expected}). ` +
+    `Your database's storage format (${found}) is incompatible with the storage format of this binary (${expected}). ` +
       'To migrate, either start once with `--experimental-dumpless-upgrade` (alias `--upgrade-db`), run `search upgrade`, ' +
       'or create a dump with the previous version and import it with `--import-dump`.',
   );

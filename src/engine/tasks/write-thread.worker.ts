@@ -31,6 +31,8 @@ async function main(): Promise<void> {
       // the serving thread checked the version before starting this one
       skipVersionCheck: true,
       writer: 'inline',
+      // the serving thread holds the process's lock on the directory
+      lock: false,
     });
   } catch (error) {
     const searchError = toSearchError(error);

@@ -31,10 +31,13 @@ import { fromDumpDetails, kindName, kindToType, type DumpTask } from './layout.j
 import { DumpReader } from './reader.js';
 import { importedSettings } from './settings.js';
 import { documentsPayload, payloadOf } from './task-payload.js';
+import type { ImportFlagNames } from '../snapshot/snapshot.js';
 
 export interface DumpImportOptions {
   ignoreMissing?: boolean;
   ignoreIfDbExists?: boolean;
+  /** The caller's flags for the two options above, named in the errors (default: those of `search serve`). */
+  flagNames?: ImportFlagNames;
   /** Documents per write transaction (default 10,000). */
   chunkSize?: number;
   log?: (message: string) => void;
@@ -52,13 +55,13 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
   const none = (outcome: DumpImportResult['outcome']): DumpImportResult => ({ outcome, indexes: 0, documents: 0, tasks: 0 });
   if (!existsSync(file)) {
     if (options.ignoreMissing) return none('skipped-missing');
-    throw new SearchError('invalid_dump', `The dump \`${file}\` does not exist (use \`--ignore-missing-dump\` to start without it).`);
+    throw new SearchError('invalid_dump', `The dump \`${file}\` does not exist (use \`${options.flagNames?.ignoreMissing ?? '--ignore-missing-dump'}\` to go on without it).`);
   }
   if (existsSync(join(dbPath, 'VERSION'))) {
     if (options.ignoreIfDbExists) return none('skipped-db-exists');
     throw new SearchError(
       'invalid_state',
-      `A database already exists at \`${dbPath}\`; refusing to import the dump over it (use \`--ignore-dump-if-db-exists\` to keep it).`,
+      `A database already exists at \`${dbPath}\`; refusing to import the dump over it (use \`${options.flagNames?.ignoreIfDbExists ?? '--ignore-dump-if-db-exists'}\` to keep it).`,
     );
   }
   const parent = dirname(resolve(dbPath));

@@ -4,9 +4,12 @@
  * `<file>.partial` and rename it into place, so that a dump file that exists is complete.
  */
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, basename } from 'node:path';
+import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { create as tarCreate } from 'tar';
 import { SearchError } from '../../errors.js';
+import { BatchAborted, throwIfAborted } from '../../tasks/processing.js';
+import { partialPath, removeStaleWork, workPrefix } from '../work-files.js';
 import type { Document } from '../../types.js';
 import { JsonlWriter, writeJsonl } from './jsonl.js';
 import { DUMP_VERSION, FILES, INDEX_FILES, updateFileName, type DumpMetadata, type DumpSource } from './layout.js';
@@ -30,15 +33,22 @@ export interface DumpWriteOptions {
   /** Called at each step and every 10,000 documents. */
   onProgress?: (progress: DumpProgress) => void;
   date?: Date;
+  /** Stop as soon as it aborts (a canceled task, an interrupted command): the work files go, no dump is left. */
+  signal?: AbortSignal;
 }
 
 export async function writeDump(source: DumpSource, file: string, options: DumpWriteOptions = {}): Promise<DumpWriteResult> {
-  const progress = options.onProgress ?? (() => {});
+  const signal = options.signal;
+  const progress = (p: DumpProgress) => {
+    if (signal) throwIfAborted(signal);
+    options.onProgress?.(p);
+  };
   await mkdir(dirname(file), { recursive: true });
-  const work = await mkdtemp(join(dirname(file), `.${basename(file)}.work-`));
-  const partial = `${file}.partial`;
+  removeStaleWork(dirname(file));
+  const work = await mkdtemp(workPrefix(dirname(file), 'dump'));
+  const partial = partialPath(file);
   try {
-    const counts = await writeTree(source, work, progress, options.date ?? new Date());
+    const counts = await writeTree(source, work, progress, options.date ?? new Date(), signal);
     progress({ step: 'archive' });
     const entries: string[] = [FILES.metadata, FILES.instanceUid, FILES.keys, FILES.tasksDir, FILES.batchesDir, FILES.indexesDir, FILES.webhooks];
     if (source.experimentalFeatures) entries.push(FILES.experimentalFeatures);
@@ -49,14 +59,14 @@ export async function writeDump(source: DumpSource, file: string, options: DumpW
     return { path: file, bytes, ...counts };
   } catch (error) {
     await rm(partial, { force: true });
-    if (error instanceof SearchError) throw error;
+    if (error instanceof SearchError || error instanceof BatchAborted) throw error;
     throw new SearchError('dump_process_failed', `Failed to write the dump \`${file}\`: ${(error as Error).message}`, { cause: error });
   } finally {
     await rm(work, { recursive: true, force: true });
   }
 }
 
-async function writeTree(source: DumpSource, dir: string, progress: (p: DumpProgress) => void, date: Date) {
+async function writeTree(source: DumpSource, dir: string, progress: (p: DumpProgress) => void, date: Date, signal?: AbortSignal) {
   const metadata: DumpMetadata = { dumpVersion: DUMP_VERSION, dbVersion: source.dbVersion, dumpDate: date.toISOString() };
   await writeFile(join(dir, FILES.metadata), JSON.stringify(metadata));
   await writeFile(join(dir, FILES.instanceUid), source.instanceUid);
@@ -94,6 +104,7 @@ async function writeTree(source: DumpSource, dir: string, progress: (p: DumpProg
     try {
       for await (const document of index.documents as AsyncIterable<Document>) {
         await writer.push(document);
+        if (signal && writer.count % 1_000 === 0) throwIfAborted(signal);
         if (writer.count % 10_000 === 0) progress({ step: 'indexes', indexUid: uid, documents: writer.count });
       }
     } finally {

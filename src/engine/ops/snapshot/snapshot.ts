@@ -14,6 +14,8 @@ import { promisify } from 'node:util';
 import type { RootDatabase } from 'lmdb';
 import { create as tarCreate, extract as tarExtract } from 'tar';
 import { SearchError } from '../../errors.js';
+import { BatchAborted, throwIfAborted } from '../../tasks/processing.js';
+import { partialPath, removeStaleWork, workPrefix } from '../work-files.js';
 
 export interface SnapshotEnv {
   /** Directory of the environment relative to the database root, e.g. `tasks` or `indexes/<uuid>`. */
@@ -27,6 +29,8 @@ export interface SnapshotOptions {
   /** Every open environment, the task queue first. */
   envs: SnapshotEnv[];
   onProgress?: (done: number, total: number, rel: string) => void;
+  /** Stop between environments once it aborts: the work files go, no snapshot is left. */
+  signal?: AbortSignal;
 }
 
 export interface SnapshotResult {
@@ -50,12 +54,15 @@ export function snapshotFileName(dbPath: string): string {
 export async function createSnapshot(options: SnapshotOptions): Promise<SnapshotResult> {
   await mkdir(options.snapshotDir, { recursive: true });
   const file = join(options.snapshotDir, snapshotFileName(options.dbPath));
-  const partial = `${file}.partial`;
-  const work = await mkdtemp(join(options.snapshotDir, '.snapshot-work-'));
+  removeStaleWork(options.snapshotDir);
+  const partial = partialPath(file);
+  const work = await mkdtemp(workPrefix(options.snapshotDir, 'snapshot'));
+  const check = () => options.signal && throwIfAborted(options.signal);
   try {
     let done = 0;
     let compacted = 0;
     for (const { rel, env } of options.envs) {
+      check();
       const target = join(work, rel);
       await mkdir(target, { recursive: true });
       // A plain copy of the live environment, compacted afterwards in a child process: with lmdb
@@ -69,12 +76,14 @@ export async function createSnapshot(options: SnapshotOptions): Promise<Snapshot
       if (existsSync(join(options.dbPath, name))) await copyFile(join(options.dbPath, name), join(work, name));
     for (const dir of PLAIN_DIRS)
       if (existsSync(join(options.dbPath, dir))) await cp(join(options.dbPath, dir), join(work, dir), { recursive: true });
+    check();
     await tarCreate({ gzip: true, file: partial, cwd: work, portable: true }, await readdir(work));
+    check();
     await rename(partial, file);
     return { path: file, bytes: (await stat(file)).size, environments: options.envs.length, compacted };
   } catch (error) {
     await rm(partial, { force: true });
-    throw error instanceof SearchError
+    throw error instanceof SearchError || error instanceof BatchAborted
       ? error
       : new SearchError('internal', `Failed to create the snapshot: ${(error as Error).message}`, { cause: error });
   } finally {
@@ -114,6 +123,14 @@ export interface ImportOptions {
   ignoreMissing?: boolean;
   /** Do not fail (and do nothing) when a database already exists at the target. */
   ignoreIfDbExists?: boolean;
+  /** The caller's flags for the two options above, named in the errors (default: those of `search serve`). */
+  flagNames?: ImportFlagNames;
+}
+
+/** The flags an import error suggests: `search serve` and the import commands spell them differently. */
+export interface ImportFlagNames {
+  ignoreMissing: string;
+  ignoreIfDbExists: string;
 }
 
 export type ImportOutcome = 'imported' | 'skipped-missing' | 'skipped-db-exists';
@@ -125,13 +142,13 @@ export type ImportOutcome = 'imported' | 'skipped-missing' | 'skipped-db-exists'
 export async function importSnapshot(file: string, dbPath: string, options: ImportOptions = {}): Promise<ImportOutcome> {
   if (!existsSync(file)) {
     if (options.ignoreMissing) return 'skipped-missing';
-    throw new SearchError('invalid_state', `The snapshot \`${file}\` does not exist (use \`--ignore-missing-snapshot\` to start without it).`);
+    throw new SearchError('invalid_state', `The snapshot \`${file}\` does not exist (use \`${options.flagNames?.ignoreMissing ?? '--ignore-missing-snapshot'}\` to go on without it).`);
   }
   if (databaseDirInUse(dbPath)) {
     if (options.ignoreIfDbExists) return 'skipped-db-exists';
     throw new SearchError(
       'invalid_state',
-      `A database already exists at \`${dbPath}\`; refusing to overwrite it with the snapshot (use \`--ignore-snapshot-if-db-exists\` to keep it).`,
+      `A database already exists at \`${dbPath}\`; refusing to overwrite it with the snapshot (use \`${options.flagNames?.ignoreIfDbExists ?? '--ignore-snapshot-if-db-exists'}\` to keep it).`,
     );
   }
   await mkdir(dirname(resolve(dbPath)), { recursive: true });

@@ -40,17 +40,17 @@ export function checkDatabaseVersion(dbPath: string, options: VersionCheckOption
   if (compareVersions(found, current) > 0)
     throw new SearchError(
       'invalid_state',
-      `The database at \`${dbPath}\` was written by version ${found}, newer than this binary's version ${current}. ` +
-        `Run a binary of version ${found} or later, or create a dump with it and import the dump here with \`--import-dump\`.`,
+      `The database at \`${dbPath}\` is in storage format ${found}, newer than storage format ${current}, which this binary uses. ` +
+        `Run a binary that uses storage format ${found} or later, or create a dump with it and import the dump here with \`--import-dump\`.`,
     );
   const path = upgradePath(found, current);
   if (path && options.dumplessUpgrade) return { kind: 'upgrade', from: found, to: current };
   const options_ = path
     ? `start with \`--experimental-dumpless-upgrade\` (alias \`--upgrade-db\`) to upgrade it in place, run \`search upgrade --db-path ${dbPath}\`, ` +
-      `or create a dump with version ${found} and import it with \`--import-dump\``
-    : `create a dump with version ${found} and import it with \`--import-dump\` (no dumpless upgrade exists from ${found})`;
+      `or create a dump with a binary that uses storage format ${found} and import it with \`--import-dump\``
+    : `create a dump with a binary that uses storage format ${found} and import it with \`--import-dump\` (no dumpless upgrade exists from ${found})`;
   throw new SearchError(
     'invalid_state',
-    `The database at \`${dbPath}\` is version ${found} but this binary is version ${current}. To upgrade, ${options_}.`,
+    `The database at \`${dbPath}\` is in storage format ${found} but this binary uses storage format ${current}. To upgrade, ${options_}.`,
   );
 }

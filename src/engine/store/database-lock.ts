@@ -1,0 +1,104 @@
+/**
+ * One process per database directory: an exclusive kernel lock (flock) on `<db>/LOCK`, held
+ * from the moment the engine opens the directory until it closes it. The kernel drops the lock
+ * when the process dies, even by SIGKILL, so a crash never leaves a stale lock behind.
+ *
+ * The lock belongs to the process, not to a thread: the write thread and the search threads of
+ * a server open the same directory under the lock of their parent, which is the only one to take
+ * it. A process that opens the same directory twice (an embedding application, the tests) shares
+ * its own lock, counted, and lets it go with the last close.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, ftruncateSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { SearchError } from '../errors.js';
+
+export const LOCK_FILE = 'LOCK';
+
+type Flock = (fd: number, flags: 'exnb' | 'un') => void;
+let flock: Flock | null = null;
+
+/**
+ * fs-ext is CommonJS with a native addon (flock(2)); Node has no file lock of its own. Its addon
+ * is not context-aware, so it is loaded on first use only: in the thread that takes the lock,
+ * never in the write and search threads (which open the directory with `lock: false`).
+ */
+function flockSync(fd: number, flags: 'exnb' | 'un'): void {
+  flock ??= (createRequire(import.meta.url)('fs-ext') as { flockSync: Flock }).flockSync;
+  flock(fd, flags);
+}
+
+interface Held {
+  fd: number;
+  count: number;
+}
+
+const held = new Map<string, Held>();
+
+export interface DatabaseLock {
+  release(): void;
+}
+
+/** The error of a second process: it names the holder and the way to reach it instead. */
+export function databaseInUse(root: string, pid: number | null): SearchError {
+  const holder = pid ? `process ${pid}` : 'another process';
+  return new SearchError(
+    'database_in_use',
+    `The database at \`${root}\` is in use by ${holder} (a \`search serve\` or another command): ` +
+      'stop it first, or run this command against the running server with `--url`.',
+  );
+}
+
+/** The pid written in the lock file by its holder, if any. */
+export function lockHolder(root: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(root, LOCK_FILE), 'utf8').trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Take the lock of `root` (creating the directory), or throw `database_in_use` at once. */
+export function lockDatabase(root: string): DatabaseLock {
+  mkdirSync(root, { recursive: true });
+  const key = realpathSync(root);
+  const mine = held.get(key);
+  if (mine) {
+    mine.count++;
+    return once(key);
+  }
+  const fd = openSync(join(root, LOCK_FILE), 'a+');
+  try {
+    flockSync(fd, 'exnb');
+  } catch (error) {
+    closeSync(fd);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EAGAIN' || code === 'EWOULDBLOCK') throw databaseInUse(root, lockHolder(root));
+    throw new SearchError('io_error', `Cannot lock the database at \`${root}\`: ${(error as Error).message}`, { cause: error });
+  }
+  // only the holder writes its pid, so a reader of the file only ever sees the live holder's
+  ftruncateSync(fd, 0);
+  writeSync(fd, `${process.pid}\n`);
+  held.set(key, { fd, count: 1 });
+  return once(key);
+}
+
+function once(key: string): DatabaseLock {
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      const entry = held.get(key);
+      if (!entry || --entry.count > 0) return;
+      held.delete(key);
+      try {
+        ftruncateSync(entry.fd, 0);
+      } catch {
+        // the directory may be gone already (a test's temp folder); the lock goes with the fd
+      }
+      closeSync(entry.fd);
+    },
+  };
+}
