@@ -30,7 +30,9 @@ import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
 import { NoWriteSide, type WriteSide } from './tasks/write-side.js';
 import { SearchThreads, type SearchRequest } from './search/search-threads.js';
 import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
-import { TaskStore, type TaskRecord } from './tasks/store.js';
+import roaring from 'roaring';
+import { TaskStore, type TaskRecord, type TaskScope } from './tasks/store.js';
+import { cursorPage } from './tasks/paging.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
 import type { FacetSearchResult } from './search/facets/facet-search.js';
 import { publicTask, summarizedTask } from './tasks/view.js';
@@ -50,6 +52,8 @@ import type {
   TaskListQuery,
   TaskType,
 } from './types.js';
+
+const { RoaringBitmap32 } = roaring;
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
 
@@ -100,6 +104,7 @@ export class Engine {
     ensureDirectories(this.paths);
     this.instanceUid = ensureInstanceUid(this.dbPath);
     this.tasks = new TaskStore(this.paths.tasks);
+    if (options.writer !== 'none' && this.tasks.ensureIndexes()) this.log('info', 'indexed the task queue and batches (first start with task indexes)');
     if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
     this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, defaultModules);
   }
@@ -438,20 +443,18 @@ export class Engine {
     return publicTask(record);
   }
 
-  getTasks(query: TaskListQuery = {}): CursorPage<Task> {
+  /** `GET /tasks`: a page of the matching tasks, newest first; `scope` keeps those a restricted key may see. */
+  getTasks(query: TaskListQuery = {}, scope?: TaskScope): CursorPage<Task> {
     const limit = query.limit ?? 20;
-    const matched = this.tasks.match(query);
-    const uids = matched.toArray();
-    if (!query.reverse) uids.reverse();
-    const start = query.from === undefined ? 0 : firstIndexFrom(uids, query.from, !query.reverse);
-    const page = uids.slice(start, start + limit);
-    const next = uids[start + limit];
+    let matched = this.tasks.match(query);
+    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleTasks(scope));
+    const { uids, next } = cursorPage(matched, query);
     return {
-      results: page.map((uid) => publicTask(this.tasks.get(uid)!)),
-      total: uids.length,
+      results: uids.map((uid) => publicTask(this.tasks.get(uid)!)),
+      total: matched.size,
       limit,
-      from: page.length > 0 ? page[0]! : null,
-      next: next ?? null,
+      from: uids[0] ?? null,
+      next,
     };
   }
 
@@ -481,27 +484,18 @@ export class Engine {
     return batch;
   }
 
-  getBatches(query: TaskListQuery = {}): CursorPage<Batch> {
+  /** `GET /batches`: a page of the matching batches, newest first; `scope` keeps those a restricted key may see. */
+  getBatches(query: TaskListQuery = {}, scope?: TaskScope): CursorPage<Batch> {
     const limit = query.limit ?? 20;
-    const hasTaskFilter = Object.keys(query).some((k) => !['limit', 'from', 'reverse'].includes(k));
-    let uids = this.tasks.batchUids();
-    if (hasTaskFilter) {
-      const wanted = new Set<number>();
-      for (const taskUid of this.tasks.match(query)) {
-        const batchUid = this.tasks.get(taskUid)?.batchUid;
-        if (batchUid !== null && batchUid !== undefined) wanted.add(batchUid);
-      }
-      uids = uids.filter((uid) => wanted.has(uid));
-    }
-    if (!query.reverse) uids.reverse();
-    const start = query.from === undefined ? 0 : firstIndexFrom(uids, query.from, !query.reverse);
-    const page = uids.slice(start, start + limit);
+    let matched = this.tasks.matchBatches(query);
+    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleBatches(scope));
+    const { uids, next } = cursorPage(matched, query);
     return {
-      results: page.map((uid) => this.tasks.getBatch(uid)!),
-      total: uids.length,
+      results: uids.map((uid) => this.tasks.getBatch(uid)!),
+      total: matched.size,
       limit,
-      from: page.length > 0 ? page[0]! : null,
-      next: uids[start + limit] ?? null,
+      from: uids[0] ?? null,
+      next,
     };
   }
 
@@ -549,12 +543,6 @@ function requireTaskFilter(filter: TaskFilter, action: 'cancel' | 'delete'): voi
         '`beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`.',
     );
   }
-}
-
-/** Position of the first uid at or past `from` in a list sorted descending (or ascending). */
-function firstIndexFrom(uids: number[], from: number, descending: boolean): number {
-  const index = uids.findIndex((uid) => (descending ? uid <= from : uid >= from));
-  return index === -1 ? uids.length : index;
 }
 
 function directorySize(path: string): number {

@@ -19,6 +19,7 @@ import type {
   TaskListQuery,
 } from '../engine/types.js';
 import type { Settings } from '../engine/settings/types.js';
+import type { TaskScope } from '../engine/tasks/store.js';
 import type { SearchRequest } from '../engine/search/search-threads.js';
 
 export interface HttpEngine {
@@ -51,10 +52,10 @@ export interface HttpEngine {
   similar?(uid: string, body: unknown): unknown;
   /** The response body of one of the four above as UTF-8 JSON (the engine may answer in search threads). */
   answer?(request: SearchRequest): Promise<Buffer>;
-  getTasks(q: TaskListQuery): CursorPage<Task>;
+  getTasks(q: TaskListQuery, scope?: TaskScope): CursorPage<Task>;
   getTask(uid: number): Task;
   cancelTasks(f: TaskFilter): Promise<SummarizedTask>;
   deleteTasks(f: TaskFilter): Promise<SummarizedTask>;
-  getBatches(q: TaskListQuery): CursorPage<Batch>;
+  getBatches(q: TaskListQuery, scope?: TaskScope): CursorPage<Batch>;
   getBatch(uid: number): Batch;
 }
