@@ -280,8 +280,9 @@ export class Engine {
     return index.stats(this.isIndexing(uid));
   }
 
+  /** From the task store (two bitmaps), so that it agrees with the task statuses a client reads. */
   private isIndexing(uid: string): boolean {
-    return this.scheduler.processingIndexUids().has(uid);
+    return !this.tasks.match({ statuses: ['processing'], indexUids: [uid] }).isEmpty;
   }
 
   stats(): GlobalStats {

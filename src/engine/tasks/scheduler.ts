@@ -42,6 +42,9 @@ export interface BatchStarted {
   indexUids: string[];
 }
 
+/** An idle scheduler looks at the queue on its own only this rarely: wake-ups announce every task. */
+const IDLE_RECHECK_MS = 60_000;
+
 export function isoDuration(ms: number): string {
   return `PT${(ms / 1000).toFixed(6).replace(/\.?0+$/, '') || '0'}S`;
 }
@@ -50,6 +53,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
   private running = false;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
+  private wokenWhileBusy = false;
   private loopDone: Promise<void> | null = null;
   private current: { batch: PlannedBatch; controller: AbortController; uid: number } | null = null;
   private readonly operations = new Map<TaskType, OperationProcessor>();
@@ -119,7 +123,29 @@ export class Scheduler extends EventEmitter implements WriteSide {
   wake(): void {
     const wake = this.wakeUp;
     this.wakeUp = null;
-    wake?.();
+    if (wake) wake();
+    else this.wokenWhileBusy = true;
+  }
+
+  /**
+   * Wait for a wake-up: an idle server does no work at all. A wake-up that came while a batch was
+   * planned or processed is kept, so the task it announced is not left waiting.
+   */
+  private idle(): Promise<void> {
+    if (this.wokenWhileBusy) {
+      this.wokenWhileBusy = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(wake, IDLE_RECHECK_MS);
+      timer.unref();
+      this.wakeUp = wake;
+    });
   }
 
   get isProcessing(): boolean {
@@ -155,11 +181,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
         planned = null;
       }
       if (!planned) {
-        await new Promise<void>((resolve) => {
-          this.wakeUp = resolve;
-          // Safety net: look again now and then even without a wake-up.
-          setTimeout(resolve, 1000).unref();
-        });
+        await this.idle();
         continue;
       }
       await this.runBatch(planned);
