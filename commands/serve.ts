@@ -9,6 +9,7 @@ import { createSecurity, StartupError, type Security } from '../src/http/auth.js
 import { openWithOps, startupOptionsFrom } from '../src/engine/ops/startup.js';
 import { dumpRoutes } from '../src/http/routes/dumps.js';
 import { snapshotRoutes } from '../src/http/routes/snapshots.js';
+import { deliveryLimitsFromEnv } from '../src/engine/webhooks/index.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -60,6 +61,8 @@ export default class Serve extends Command {
         taskWebhookAuthorizationHeader: (options['task-webhook-authorization-header'] as string | undefined) ?? null,
         allowedIpNetworks: (options['experimental-allowed-ip-networks'] as string | undefined) ?? null,
         scheduler: engine.scheduler,
+        outbox: engine.webhookOutbox,
+        webhookDelivery: deliveryLimitsFromEnv(process.env),
         log: (level, message) => engine.log(level, message),
       });
     } catch (error) {

@@ -33,6 +33,7 @@ import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
 import roaring from 'roaring';
 import { TaskStore, type TaskRecord, type TaskScope } from './tasks/store.js';
 import { cursorPage } from './tasks/paging.js';
+import { WebhookOutbox } from './webhooks/outbox.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
 import type { FacetSearchResult } from './search/facets/facet-search.js';
 import { publicTask, summarizedTask } from './tasks/view.js';
@@ -84,6 +85,8 @@ export class Engine {
   readonly instanceUid: string;
   readonly paths: DatabasePaths;
   readonly tasks: TaskStore;
+  /** Notifications of finished batches waiting for the webhooks (see webhooks/outbox.ts). */
+  readonly webhookOutbox: WebhookOutbox;
   readonly indexes: IndexRegistry;
   private writeSide!: WriteSide;
   private searchThreads: SearchThreads | null = null;
@@ -104,6 +107,7 @@ export class Engine {
     ensureDirectories(this.paths);
     this.instanceUid = ensureInstanceUid(this.dbPath);
     this.tasks = new TaskStore(this.paths.tasks);
+    this.webhookOutbox = new WebhookOutbox(this.tasks.env);
     if (options.writer !== 'none' && this.tasks.ensureIndexes()) this.log('info', 'indexed the task queue and batches (first start with task indexes)');
     if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
     this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, defaultModules);
@@ -130,6 +134,7 @@ export class Engine {
     this.indexes.removeOrphans();
     const scheduler = new Scheduler({
       taskStore: this.tasks,
+      outbox: this.webhookOutbox,
       registry: this.indexes,
       updateFilePath: (name) => join(this.paths.updateFiles, name),
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),

@@ -19,7 +19,7 @@ import { AuthEnv } from '../engine/auth/auth-env.js';
 import { AuthController } from '../engine/auth/auth-controller.js';
 import { checkMasterKey } from '../engine/auth/master-key.js';
 import { AddressPolicy, setOutboundPolicy } from '../engine/net/address-policy.js';
-import { notifyOnBatchFinished } from '../engine/webhooks/index.js';
+import { notifyOnBatchFinished, type DeliveryLimits, type WebhookOutbox } from '../engine/webhooks/index.js';
 import { WebhookNotifier } from '../engine/webhooks/notifier.js';
 import { checkWebhookUrl, WebhookStore } from '../engine/webhooks/webhook-store.js';
 import type { RouteModule } from './routes/index.js';
@@ -167,6 +167,10 @@ export interface SecurityOptions {
   allowedIpNetworks?: string | null;
   /** The scheduler whose `batchFinished` events are sent to the webhooks. */
   scheduler: EventEmitter;
+  /** Where finished batches wait for the webhooks (the engine's `webhookOutbox`). */
+  outbox: WebhookOutbox;
+  /** Webhook retry and retention limits (defaults in notifier.ts). */
+  webhookDelivery?: DeliveryLimits;
   log: (level: 'error' | 'warn' | 'info' | 'debug', message: string) => void;
 }
 
@@ -204,7 +208,8 @@ export function createSecurity(o: SecurityOptions): Security {
     env,
     o.taskWebhookUrl ? { url: o.taskWebhookUrl, authorizationHeader: o.taskWebhookAuthorizationHeader ?? null } : null,
   );
-  const notifier = new WebhookNotifier({ store: webhooks, log: (level, message) => o.log(level, message) });
+  const notifier = new WebhookNotifier({ ...o.webhookDelivery, store: webhooks, outbox: o.outbox, log: (level, message) => o.log(level, message) });
+  webhooks.onChange = () => notifier.kick();
   const disconnect = notifyOnBatchFinished(o.scheduler, notifier);
   return {
     guard: createAuthGuard(auth),

@@ -25,7 +25,7 @@ export interface SecuredHarness {
 }
 
 export async function startSecured(
-  o: Partial<Omit<SecurityOptions, 'dbPath' | 'scheduler' | 'log'>> & {
+  o: Partial<Omit<SecurityOptions, 'dbPath' | 'scheduler' | 'log' | 'outbox'>> & {
     logs?: string[];
     /** Serve the engine's own search methods (recording what reaches them) instead of stand-ins. */
     realSearch?: boolean;
@@ -42,6 +42,8 @@ export async function startSecured(
     taskWebhookAuthorizationHeader: o.taskWebhookAuthorizationHeader ?? null,
     allowedIpNetworks: o.allowedIpNetworks ?? null,
     scheduler: engine.scheduler,
+    outbox: engine.webhookOutbox,
+    webhookDelivery: o.webhookDelivery,
     log: (level, message) => o.logs?.push(`${level} ${message}`),
   });
   const searches: SecuredHarness['searches'] = [];

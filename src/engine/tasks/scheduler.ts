@@ -21,9 +21,12 @@ import { processCancelations, processTaskDeletions, removeUpdateFile } from './p
 import type { TaskRecord, TaskStore } from './store.js';
 import { publicTask } from './view.js';
 import type { WriteSide } from './write-side.js';
+import type { WebhookOutbox } from '../webhooks/outbox.js';
 
 export interface SchedulerOptions {
   taskStore: TaskStore;
+  /** Where each finished batch's notification is kept for the webhooks, with its results. */
+  outbox?: WebhookOutbox;
   registry: IndexRegistry;
   updateFilePath: (name: string) => string;
   maxBatchPayloadBytes: number;
@@ -280,6 +283,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
         finished.push(record);
       }
       store.putBatch(this.batchObject(batchUid, finished, startedAt, finishedAt, reason));
+      this.options.outbox?.record(batchUid, finished.map(publicTask), finishedAt.getTime());
     });
     for (const task of finished) removeUpdateFile({ updateFilePath: this.options.updateFilePath }, task);
     const batch = store.getBatch(batchUid)!;
