@@ -29,9 +29,11 @@ export async function startSecured(
     logs?: string[];
     /** Serve the engine's own search methods (recording what reaches them) instead of stand-ins. */
     realSearch?: boolean;
+    /** Use (and keep at stop) this directory, to start again on the same database. */
+    dir?: string;
   } = {},
 ): Promise<SecuredHarness> {
-  const dir = mkdtempSync(join(tmpdir(), 'search-auth-'));
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'search-auth-'));
   const dbPath = join(dir, 'data.ms');
   const engine = await Engine.open({ dbPath, logLevel: 'off' });
   const security = createSecurity({
@@ -105,7 +107,7 @@ export async function startSecured(
       await server.close();
       await security.close();
       await engine.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!o.dir) rmSync(dir, { recursive: true, force: true });
     },
   } satisfies Omit<SecuredHarness, 'lastAccess'>);
 }
