@@ -177,6 +177,8 @@ export class Scheduler extends EventEmitter implements WriteSide {
     while (!this.stopping) {
       let planned: PlannedBatch | null;
       try {
+        // the tasks a wake-up announces were committed by the serving thread
+        this.options.taskStore.renewReads();
         planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, (task) => payloadSize(task, this.options.updateFilePath));
         if (planned && this.gate) planned = this.gate(planned);
       } catch (error) {

@@ -111,6 +111,11 @@ export class TaskStore {
     await this.env.flushed;
   }
 
+  /** Read what other threads committed since this thread's last read (a wake-up announces a new task). */
+  renewReads(): void {
+    this.env.resetReadTxn();
+  }
+
   /** One write transaction; nested calls join the outer one. */
   write<T>(fn: () => T): T {
     if (this.pending) return fn();
