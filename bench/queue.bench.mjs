@@ -26,7 +26,7 @@
  * Latencies are from a shared, noisy 2-core machine: compare ratios measured in the same run.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -76,6 +76,11 @@ async function serve(dbPath, extra = []) {
   }
   return {
     url,
+    /** CPU seconds the server process (every thread) has used so far. */
+    cpu() {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    },
     async stop() {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -136,6 +141,7 @@ async function drain(n) {
     await queueBacklog(join(dir, 'data.ms'), n);
     const server = await serve(join(dir, 'data.ms'));
     const t0 = performance.now();
+    const cpu0 = server.cpu();
     const target = Math.min(n, WINDOW);
     const searches = [];
     let finished = 0;
@@ -154,6 +160,7 @@ async function drain(n) {
       await sleep(100);
     }
     const seconds = (performance.now() - t0) / 1000;
+    const cpuPerTask = ((server.cpu() - cpu0) * 1000) / target;
     stop = true;
     await prober;
     const busy = pct(searches, 50);
@@ -171,8 +178,12 @@ async function drain(n) {
       idle.push(performance.now() - due);
       await sleep(20);
     }
+    // an idle server uses no CPU: measured over 10 s once the queue is empty
+    const cpuIdle0 = server.cpu();
+    await sleep(10_000);
+    const idleCpu = (server.cpu() - cpuIdle0) / 10;
     await server.stop();
-    return { n, rate: target / seconds, seconds, busyP50: busy, idleP50: pct(idle, 50) };
+    return { n, rate: target / seconds, cpuPerTask, seconds, busyP50: busy, idleP50: pct(idle, 50), idleCpu };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -292,12 +303,13 @@ if (SECTIONS.includes('drain')) {
     log(`drain: ${f(n, 0)} queued`);
     results.push(await drain(n));
     const r = results.at(-1);
-    log(`  ${f(r.rate)} tasks/s over the first ${f(Math.min(n, WINDOW), 0)}; search p50 ${f(r.busyP50)} ms while draining, ${f(r.idleP50)} ms idle`);
+    log(`  ${f(r.rate)} tasks/s over the first ${f(Math.min(n, WINDOW), 0)} (${f(r.cpuPerTask)} CPU ms per task); search p50 ${f(r.busyP50)} ms while draining, ${f(r.idleP50)} ms idle; idle CPU ${f(r.idleCpu * 100)}%`);
   }
   const peer = results.find((r) => r.n === 1000) ?? results[0];
-  console.log('\n| queued | tasks/s (first 1,000) | vs 1,000 queued | search p50 draining / idle |');
-  console.log('|---|---|---|---|');
-  for (const r of results) console.log(`| ${f(r.n, 0)} | ${f(r.rate)} | ${f(r.rate / peer.rate, 2)}x | ${f(r.busyP50)} / ${f(r.idleP50)} ms |`);
+  console.log('\n| queued | tasks/s (first 1,000) | vs 1,000 queued | server CPU ms per task | vs 1,000 queued | search p50 draining / idle | idle CPU after |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of results)
+    console.log(`| ${f(r.n, 0)} | ${f(r.rate)} | ${f(r.rate / peer.rate, 2)}x | ${f(r.cpuPerTask)} | ${f(peer.cpuPerTask / r.cpuPerTask, 2)}x | ${f(r.busyP50)} / ${f(r.idleP50)} ms | ${f(r.idleCpu * 100)}% |`);
 }
 if (SECTIONS.includes('history')) {
   log(`history: ${f(HISTORY, 0)} finished tasks`);
