@@ -238,6 +238,24 @@ describe('a queue with a backlog', () => {
   });
 });
 
+describe('an idle queue', () => {
+  test('a task registered while the write thread is idle or busy is processed without waiting for a poll', async () => {
+    const harness = await startHarness();
+    try {
+      // the scheduler polls no more (an idle server does no work): each task must be announced
+      for (let i = 0; i < 9; i++) {
+        const started = performance.now();
+        const summary = await harness.engine.addDocuments(INDEXES[i % 3]!, [{ id: i }]);
+        expect((await harness.engine.waitForTask(summary.taskUid, { timeoutMs: 30_000 })).status).toBe('succeeded');
+        // far below the scheduler's 60 s safety recheck
+        expect(performance.now() - started).toBeLessThan(15_000);
+      }
+    } finally {
+      await harness.stop();
+    }
+  }, 200_000);
+});
+
 describe('task indexes rebuilt at open', () => {
   let server: SearchServer | null = null;
   let engine: Engine | null = null;
