@@ -31,7 +31,7 @@ import { NoWriteSide, type WriteSide } from './tasks/write-side.js';
 import { SearchThreads, type SearchRequest } from './search/search-threads.js';
 import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
 import roaring from 'roaring';
-import { TaskStore, type TaskRecord, type TaskScope } from './tasks/store.js';
+import { TaskStore, type KeyPage, type TaskRecord, type TaskScope } from './tasks/store.js';
 import { cursorPage } from './tasks/paging.js';
 import { WebhookOutbox } from './webhooks/outbox.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
@@ -452,12 +452,10 @@ export class Engine {
   /** `GET /tasks`: a page of the matching tasks, newest first; `scope` keeps those a restricted key may see. */
   getTasks(query: TaskListQuery = {}, scope?: TaskScope): CursorPage<Task> {
     const limit = query.limit ?? 20;
-    let matched = this.tasks.match(query);
-    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleTasks(scope));
-    const { uids, next } = cursorPage(matched, query);
+    const { uids, next, total } = this.taskPage(query, scope);
     return {
       results: uids.map((uid) => publicTask(this.tasks.get(uid)!)),
-      total: matched.size,
+      total,
       limit,
       from: uids[0] ?? null,
       next,
@@ -493,16 +491,29 @@ export class Engine {
   /** `GET /batches`: a page of the matching batches, newest first; `scope` keeps those a restricted key may see. */
   getBatches(query: TaskListQuery = {}, scope?: TaskScope): CursorPage<Batch> {
     const limit = query.limit ?? 20;
-    let matched = this.tasks.matchBatches(query);
-    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleBatches(scope));
-    const { uids, next } = cursorPage(matched, query);
+    const { uids, next, total } = this.batchPage(query, scope);
     return {
       results: uids.map((uid) => this.tasks.getBatch(uid)!),
-      total: matched.size,
+      total,
       limit,
       from: uids[0] ?? null,
       next,
     };
+  }
+
+  /** Unfiltered and unscoped listings read the record keys; the others go through the indexes. */
+  private taskPage(query: TaskListQuery, scope?: TaskScope): KeyPage {
+    if (!scope && !hasTaskFilter(query)) return this.tasks.pageAllTasks(query);
+    let matched = this.tasks.match(query);
+    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleTasks(scope));
+    return { ...cursorPage(matched, query), total: matched.size };
+  }
+
+  private batchPage(query: TaskListQuery, scope?: TaskScope): KeyPage {
+    if (!scope && !hasTaskFilter(query)) return this.tasks.pageAllBatches(query);
+    let matched = this.tasks.matchBatches(query);
+    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleBatches(scope));
+    return { ...cursorPage(matched, query), total: matched.size };
   }
 
   /** Resolve once the task is finished (succeeded, failed or canceled). */
@@ -538,6 +549,10 @@ export class Engine {
   assertIndexExists(uid: string): void {
     if (!this.indexes.exists(uid)) throw indexNotFound(uid);
   }
+}
+
+function hasTaskFilter(query: TaskListQuery): boolean {
+  return Object.entries(query).some(([key, value]) => value !== undefined && key !== 'limit' && key !== 'from' && key !== 'reverse');
 }
 
 function requireTaskFilter(filter: TaskFilter, action: 'cancel' | 'delete'): void {

@@ -30,6 +30,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import roaring from 'roaring';
 import type { Batch, Task, TaskFilter, TaskStatus, TaskType } from '../types.js';
+import type { CursorQuery } from './paging.js';
 import type { TaskPayload } from './payload.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -241,6 +242,11 @@ export class TaskStore {
     return intersection(parts) ?? this.allUids();
   }
 
+  /** A page of every task (no filter), read from the record keys without building a set. */
+  pageAllTasks(query: CursorQuery): KeyPage {
+    return pageOfKeys(this.tasks, query);
+  }
+
   /** The tasks a scoped request may see: those of its indexes, and index swaps it may see whole. */
   visibleTasks(scope: TaskScope): Bitmap {
     const onIndexes: Bitmap[] = [];
@@ -282,6 +288,11 @@ export class TaskStore {
 
   batchUids(): number[] {
     return [...this.batches.getKeys()] as number[];
+  }
+
+  /** A page of every batch (no filter), read from the record keys. */
+  pageAllBatches(query: CursorQuery): KeyPage {
+    return pageOfKeys(this.batches, query);
   }
 
   /**
@@ -422,6 +433,26 @@ export class TaskStore {
       }
     }
   }
+}
+
+export interface KeyPage {
+  uids: number[];
+  next: number | null;
+  total: number;
+}
+
+/** Newest first from `from` (or oldest first with `reverse`), one more key read for `next`. */
+function pageOfKeys(db: Database<unknown, number>, query: CursorQuery): KeyPage {
+  const limit = query.limit ?? 20;
+  const from = query.from === undefined ? undefined : Math.min(query.from, MAX_UID);
+  const keys = query.reverse
+    ? db.getKeys({ start: from ?? 0, limit: limit + 1 })
+    : db.getKeys({ start: from ?? MAX_UID, reverse: true, limit: limit + 1 });
+  const uids = [...keys] as number[];
+  // lmdb's reverse iteration over uint32 keys stops before key 0: add it when the page reaches it
+  if (!query.reverse && uids.length <= limit && uids.at(-1) !== 0 && db.doesExist(0)) uids.push(0);
+  const total = (db.getStats() as { entryCount: number }).entryCount;
+  return { uids: uids.slice(0, limit), next: uids[limit] ?? null, total };
 }
 
 function batchKeys(batch: Batch): string[] {

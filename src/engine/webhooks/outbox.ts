@@ -62,7 +62,8 @@ export class WebhookOutbox {
   /** The newest batch uid kept, or null. */
   last(): number | null {
     for (const key of this.entries.getKeys({ reverse: true, limit: 1 })) return key as number;
-    return null;
+    // lmdb's reverse iteration over uint32 keys never yields key 0
+    return this.entries.doesExist(0) ? 0 : null;
   }
 
   get size(): number {
