@@ -263,6 +263,8 @@ export class WebhookNotifier {
 
   /** Resolves when every webhook has every notification kept (delivered, refused or dropped). */
   async idle(): Promise<void> {
+    // a batch may be committed before its `batchFinished` event arrives here: look now
+    this.kick();
     while (this.pumps.size > 0) await Promise.allSettled([...this.pumps.values()]);
   }
 
