@@ -38,6 +38,7 @@ function instanceFeatures(options: Record<string, unknown>): { metrics: boolean;
 import { exitCodeOf } from '../src/cli/report.js';
 import { DB_FORMAT_VERSION } from '../src/engine/store/format.js';
 import { preflight, PreflightError } from '../src/cli/serve-preflight.js';
+import { deliveryLimitsFromEnv } from '../src/engine/webhooks/index.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -98,6 +99,8 @@ export default class Serve extends Command {
         taskWebhookAuthorizationHeader: (options['task-webhook-authorization-header'] as string | undefined) ?? null,
         allowedIpNetworks: (options['experimental-allowed-ip-networks'] as string | undefined) ?? null,
         scheduler: engine.scheduler,
+        outbox: engine.webhookOutbox,
+        webhookDelivery: deliveryLimitsFromEnv(process.env),
         log: (level, message) => engine.log(level, message),
       });
     } catch (error) {

@@ -38,7 +38,10 @@ import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
 import { NoWriteSide, type WriteSide } from './tasks/write-side.js';
 import { SearchThreads, type SearchRequest } from './search/search-threads.js';
 import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
-import { TaskStore, type TaskRecord } from './tasks/store.js';
+import roaring from 'roaring';
+import { TaskStore, type KeyPage, type TaskRecord, type TaskScope } from './tasks/store.js';
+import { cursorPage } from './tasks/paging.js';
+import { WebhookOutbox } from './webhooks/outbox.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
 import type { FacetSearchResult } from './search/facets/facet-search.js';
 import { publicTask, summarizedTask } from './tasks/view.js';
@@ -60,6 +63,8 @@ import type {
   TaskType,
   WriteOptions,
 } from './types.js';
+
+const { RoaringBitmap32 } = roaring;
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'off';
 
@@ -108,6 +113,8 @@ export class Engine {
   readonly instanceUid: string;
   readonly paths: DatabasePaths;
   readonly tasks: TaskStore;
+  /** Notifications of finished batches waiting for the webhooks (see webhooks/outbox.ts). */
+  readonly webhookOutbox: WebhookOutbox;
   readonly indexes: IndexRegistry;
   readonly features: FeatureStore;
   private writeSide!: WriteSide;
@@ -134,6 +141,8 @@ export class Engine {
       ensureDirectories(this.paths);
       this.instanceUid = ensureInstanceUid(this.dbPath);
       this.tasks = new TaskStore(this.paths.tasks);
+      this.webhookOutbox = new WebhookOutbox(this.tasks.env);
+      if (options.writer !== 'none' && this.tasks.ensureIndexes()) this.log('info', 'indexed the task queue and batches (first start with task indexes)');
       if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
       this.features = new FeatureStore(this.tasks.env);
       if (options.instanceFeatures) this.features.setInstance(options.instanceFeatures);
@@ -166,6 +175,7 @@ export class Engine {
     this.indexes.removeOrphans();
     const scheduler = new Scheduler({
       taskStore: this.tasks,
+      outbox: this.webhookOutbox,
       registry: this.indexes,
       updateFilePath: (name) => join(this.paths.updateFiles, name),
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
@@ -342,8 +352,9 @@ export class Engine {
     return index.stats(this.isIndexing(uid));
   }
 
+  /** From the task store (two bitmaps), so that it agrees with the task statuses a client reads. */
   private isIndexing(uid: string): boolean {
-    return this.scheduler.processingIndexUids().has(uid);
+    return !this.tasks.match({ statuses: ['processing'], indexUids: [uid] }).isEmpty;
   }
 
   stats(): GlobalStats {
@@ -590,20 +601,16 @@ export class Engine {
     return publicTask(record);
   }
 
-  getTasks(query: TaskListQuery = {}): CursorPage<Task> {
+  /** `GET /tasks`: a page of the matching tasks, newest first; `scope` keeps those a restricted key may see. */
+  getTasks(query: TaskListQuery = {}, scope?: TaskScope): CursorPage<Task> {
     const limit = query.limit ?? 20;
-    const matched = this.tasks.match(query);
-    const uids = matched.toArray();
-    if (!query.reverse) uids.reverse();
-    const start = query.from === undefined ? 0 : firstIndexFrom(uids, query.from, !query.reverse);
-    const page = uids.slice(start, start + limit);
-    const next = uids[start + limit];
+    const { uids, next, total } = this.taskPage(query, scope);
     return {
-      results: page.map((uid) => publicTask(this.tasks.get(uid)!)),
-      total: uids.length,
+      results: uids.map((uid) => publicTask(this.tasks.get(uid)!)),
+      total,
       limit,
-      from: page.length > 0 ? page[0]! : null,
-      next: next ?? null,
+      from: uids[0] ?? null,
+      next,
     };
   }
 
@@ -651,28 +658,32 @@ export class Engine {
     return batch;
   }
 
-  getBatches(query: TaskListQuery = {}): CursorPage<Batch> {
+  /** `GET /batches`: a page of the matching batches, newest first; `scope` keeps those a restricted key may see. */
+  getBatches(query: TaskListQuery = {}, scope?: TaskScope): CursorPage<Batch> {
     const limit = query.limit ?? 20;
-    const hasTaskFilter = Object.keys(query).some((k) => !['limit', 'from', 'reverse'].includes(k));
-    let uids = this.tasks.batchUids();
-    if (hasTaskFilter) {
-      const wanted = new Set<number>();
-      for (const taskUid of this.tasks.match(query)) {
-        const batchUid = this.tasks.get(taskUid)?.batchUid;
-        if (batchUid !== null && batchUid !== undefined) wanted.add(batchUid);
-      }
-      uids = uids.filter((uid) => wanted.has(uid));
-    }
-    if (!query.reverse) uids.reverse();
-    const start = query.from === undefined ? 0 : firstIndexFrom(uids, query.from, !query.reverse);
-    const page = uids.slice(start, start + limit);
+    const { uids, next, total } = this.batchPage(query, scope);
     return {
-      results: page.map((uid) => this.tasks.getBatch(uid)!),
-      total: uids.length,
+      results: uids.map((uid) => this.tasks.getBatch(uid)!),
+      total,
       limit,
-      from: page.length > 0 ? page[0]! : null,
-      next: uids[start + limit] ?? null,
+      from: uids[0] ?? null,
+      next,
     };
+  }
+
+  /** Unfiltered and unscoped listings read the record keys; the others go through the indexes. */
+  private taskPage(query: TaskListQuery, scope?: TaskScope): KeyPage {
+    if (!scope && !hasTaskFilter(query)) return this.tasks.pageAllTasks(query);
+    let matched = this.tasks.match(query);
+    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleTasks(scope));
+    return { ...cursorPage(matched, query), total: matched.size };
+  }
+
+  private batchPage(query: TaskListQuery, scope?: TaskScope): KeyPage {
+    if (!scope && !hasTaskFilter(query)) return this.tasks.pageAllBatches(query);
+    let matched = this.tasks.matchBatches(query);
+    if (scope) matched = RoaringBitmap32.and(matched, this.tasks.visibleBatches(scope));
+    return { ...cursorPage(matched, query), total: matched.size };
   }
 
   /** Resolve once the task is finished (succeeded, failed or canceled). */
@@ -710,6 +721,10 @@ export class Engine {
   }
 }
 
+function hasTaskFilter(query: TaskListQuery): boolean {
+  return Object.entries(query).some(([key, value]) => value !== undefined && key !== 'limit' && key !== 'from' && key !== 'reverse');
+}
+
 function requireTaskFilter(filter: TaskFilter, action: 'cancel' | 'delete'): void {
   if (Object.values(filter).every((value) => value === undefined)) {
     throw new SearchError(
@@ -719,12 +734,6 @@ function requireTaskFilter(filter: TaskFilter, action: 'cancel' | 'delete'): voi
         '`beforeStartedAt`, `afterStartedAt`, `beforeFinishedAt`, `afterFinishedAt`.',
     );
   }
-}
-
-/** Position of the first uid at or past `from` in a list sorted descending (or ascending). */
-function firstIndexFrom(uids: number[], from: number, descending: boolean): number {
-  const index = uids.findIndex((uid) => (descending ? uid <= from : uid >= from));
-  return index === -1 ? uids.length : index;
 }
 
 function directorySize(path: string): number {

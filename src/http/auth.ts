@@ -14,11 +14,12 @@ import { Authorization } from '../engine/auth/authorization.js';
 import type { Filter } from '../engine/auth/tenant-token.js';
 import { SearchError } from '../engine/errors.js';
 import type { Batch, CursorPage, GlobalStats, IndexInfo, Page, Task, TaskListQuery } from '../engine/types.js';
+import type { TaskScope } from '../engine/tasks/store.js';
 import { AuthEnv } from '../engine/auth/auth-env.js';
 import { AuthController } from '../engine/auth/auth-controller.js';
 import { checkMasterKey } from '../engine/auth/master-key.js';
 import { AddressPolicy, setOutboundPolicy } from '../engine/net/address-policy.js';
-import { notifyOnBatchFinished } from '../engine/webhooks/index.js';
+import { notifyOnBatchFinished, type DeliveryLimits, type WebhookOutbox } from '../engine/webhooks/index.js';
 import { WebhookNotifier } from '../engine/webhooks/notifier.js';
 import { checkWebhookUrl, WebhookStore } from '../engine/webhooks/webhook-store.js';
 import type { RouteModule } from './routes/index.js';
@@ -104,40 +105,15 @@ export function visibleStats(request: FastifyRequest, stats: GlobalStats): Globa
   return { ...stats, indexes };
 }
 
-/**
- * A cursor page restricted to the visible items. A scoped request scans the matching items whole
- * so that `total`, `from` and `next` stay exact; unrestricted requests go straight to the engine.
- */
-function visiblePage<T extends { uid: number }>(
-  fetch: (q: TaskListQuery) => CursorPage<T>,
-  q: TaskListQuery,
-  visible: (item: T) => boolean,
-): CursorPage<T> {
-  const { from, limit = 20, ...filter } = q;
-  const kept: T[] = [];
-  let cursor: number | undefined;
-  for (;;) {
-    const page = fetch({ ...filter, limit: 1000, ...(cursor === undefined ? {} : { from: cursor }) });
-    for (const item of page.results) if (visible(item)) kept.push(item);
-    if (page.next === null || page.results.length === 0) break;
-    cursor = page.next;
-  }
-  const ascending = q.reverse === true;
-  const start = from === undefined ? 0 : kept.findIndex((t) => (ascending ? t.uid >= from : t.uid <= from));
-  const begin = start < 0 ? kept.length : start;
-  const results = kept.slice(begin, begin + limit);
-  return { results, total: kept.length, limit, from: results[0]?.uid ?? null, next: kept[begin + limit]?.uid ?? null };
-}
-
 /** `GET /tasks` restricted to the tasks the request may see. */
 export function visibleTasks(
   request: FastifyRequest,
-  getTasks: (q: TaskListQuery) => CursorPage<Task>,
+  getTasks: (q: TaskListQuery, scope?: TaskScope) => CursorPage<Task>,
   q: TaskListQuery,
 ): CursorPage<Task> {
   const authorization = requestAuthorization(request);
-  if (authorization.allIndexesAuthorized()) return getTasks(q);
-  return visiblePage(getTasks, q, (t) => authorization.canSeeTask(t));
+  // a restricted request narrows the engine's index lookup, so `total`, `from` and `next` stay exact
+  return authorization.allIndexesAuthorized() ? getTasks(q) : getTasks(q, authorization);
 }
 
 /** A batch is visible when every index it touched is (a batch on no index needs all of them). */
@@ -150,12 +126,11 @@ function canSeeBatch(authorization: Authorization, batch: Batch): boolean {
 /** `GET /batches` restricted to the batches the request may see. */
 export function visibleBatches(
   request: FastifyRequest,
-  getBatches: (q: TaskListQuery) => CursorPage<Batch>,
+  getBatches: (q: TaskListQuery, scope?: TaskScope) => CursorPage<Batch>,
   q: TaskListQuery,
 ): CursorPage<Batch> {
   const authorization = requestAuthorization(request);
-  if (authorization.allIndexesAuthorized()) return getBatches(q);
-  return visiblePage(getBatches, q, (b) => canSeeBatch(authorization, b));
+  return authorization.allIndexesAuthorized() ? getBatches(q) : getBatches(q, authorization);
 }
 
 /** One batch, as `batch_not_found` when the request may not see it. */
@@ -192,6 +167,10 @@ export interface SecurityOptions {
   allowedIpNetworks?: string | null;
   /** The scheduler whose `batchFinished` events are sent to the webhooks. */
   scheduler: EventEmitter;
+  /** Where finished batches wait for the webhooks (the engine's `webhookOutbox`). */
+  outbox: WebhookOutbox;
+  /** Webhook retry and retention limits (defaults in notifier.ts). */
+  webhookDelivery?: DeliveryLimits;
   log: (level: 'error' | 'warn' | 'info' | 'debug', message: string) => void;
 }
 
@@ -229,7 +208,8 @@ export function createSecurity(o: SecurityOptions): Security {
     env,
     o.taskWebhookUrl ? { url: o.taskWebhookUrl, authorizationHeader: o.taskWebhookAuthorizationHeader ?? null } : null,
   );
-  const notifier = new WebhookNotifier({ store: webhooks, log: (level, message) => o.log(level, message) });
+  const notifier = new WebhookNotifier({ ...o.webhookDelivery, store: webhooks, outbox: o.outbox, log: (level, message) => o.log(level, message) });
+  webhooks.onChange = () => notifier.kick();
   const disconnect = notifyOnBatchFinished(o.scheduler, notifier);
   return {
     guard: createAuthGuard(auth),

@@ -23,6 +23,7 @@ import type {
 import type { Settings } from '../engine/settings/types.js';
 import type { ExperimentalFeatures } from '../engine/experimental-features.js';
 import type { FieldMetadata, FieldsQuery } from '../engine/settings/field-metadata.js';
+import type { TaskScope } from '../engine/tasks/store.js';
 import type { SearchRequest } from '../engine/search/search-threads.js';
 
 export interface HttpEngine {
@@ -63,12 +64,12 @@ export interface HttpEngine {
   renderTemplate?(body: unknown): unknown;
   /** The response body of one of the four above as UTF-8 JSON (the engine may answer in search threads). */
   answer?(request: SearchRequest): Promise<Buffer>;
-  getTasks(q: TaskListQuery): CursorPage<Task>;
+  getTasks(q: TaskListQuery, scope?: TaskScope): CursorPage<Task>;
   getTask(uid: number): Task;
   taskDocuments(uid: number): AsyncIterable<Document>;
   cancelTasks(f: TaskFilter): Promise<SummarizedTask>;
   deleteTasks(f: TaskFilter): Promise<SummarizedTask>;
-  getBatches(q: TaskListQuery): CursorPage<Batch>;
+  getBatches(q: TaskListQuery, scope?: TaskScope): CursorPage<Batch>;
   getBatch(uid: number): Batch;
   getExperimentalFeatures(): ExperimentalFeatures;
   updateExperimentalFeatures(patch: Partial<ExperimentalFeatures>): ExperimentalFeatures;

@@ -26,15 +26,17 @@ export interface SecuredHarness {
 }
 
 export async function startSecured(
-  o: Partial<Omit<SecurityOptions, 'dbPath' | 'scheduler' | 'log'>> & {
+  o: Partial<Omit<SecurityOptions, 'dbPath' | 'scheduler' | 'log' | 'outbox'>> & {
     logs?: string[];
     /** Serve the engine's own search methods (recording what reaches them) instead of stand-ins. */
     realSearch?: boolean;
     /** Further route modules (metrics, preview page…), built once the engine and security exist. */
     routes?: (engine: Engine, security: Security) => RouteModule[];
+    /** Use (and keep at stop) this directory, to start again on the same database. */
+    dir?: string;
   } = {},
 ): Promise<SecuredHarness> {
-  const dir = mkdtempSync(join(tmpdir(), 'search-auth-'));
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'search-auth-'));
   const dbPath = join(dir, 'data.ms');
   const engine = await Engine.open({ dbPath, logLevel: 'off' });
   const security = createSecurity({
@@ -45,6 +47,8 @@ export async function startSecured(
     taskWebhookAuthorizationHeader: o.taskWebhookAuthorizationHeader ?? null,
     allowedIpNetworks: o.allowedIpNetworks ?? null,
     scheduler: engine.scheduler,
+    outbox: engine.webhookOutbox,
+    webhookDelivery: o.webhookDelivery,
     log: (level, message) => o.logs?.push(`${level} ${message}`),
   });
   const searches: SecuredHarness['searches'] = [];
@@ -107,7 +111,7 @@ export async function startSecured(
       await server.close();
       await security.close();
       await engine.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!o.dir) rmSync(dir, { recursive: true, force: true });
     },
   } satisfies Omit<SecuredHarness, 'lastAccess'>);
 }

@@ -4,7 +4,11 @@
  * `GET /tasks/:uid` shows them, one call per batch per webhook, and a dead receiver neither fails
  * nor delays tasks, while later batches still arrive once it is back.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Task } from '../../src/engine/types.js';
 import { startSecured, type SecuredHarness } from '../auth/harness.js';
 import { Receiver } from './receiver.js';
 import { movies as moviesData } from '../data.js';
@@ -137,6 +141,46 @@ describe('task webhooks', () => {
       expect(logs.join('\n')).not.toContain('Bearer');
     } finally {
       await strict.stop();
+    }
+  });
+
+  it('with the receiver down across a restart, every notification arrives once it is back, in order', async () => {
+    await h.stop();
+    await cli.stop(); // down from the start
+    const dir = mkdtempSync(join(tmpdir(), 'search-outbox-'));
+    const options = {
+      masterKey: MASTER,
+      taskWebhookUrl: cli.url,
+      allowedIpNetworks: '127.0.0.0/8',
+      logs,
+      dir,
+      webhookDelivery: { retryDelayMs: 20, maxRetryDelayMs: 100 },
+    };
+    try {
+      h = await startSecured(options);
+      const finished: Task[] = [];
+      // one batch per task: each waits for the previous one
+      const run = async (n: number, from: number) => {
+        for (let i = from; i < from + n; i++) finished.push(await h.engine.waitForTask(await add([{ id: i, title: `movie ${i}` }])));
+      };
+      await run(6, 0);
+      await h.stop(); // a restart while the receiver is down
+      h = await startSecured(options);
+      await run(6, 100);
+      expect(cli.calls).toHaveLength(0);
+      expect(finished.every((t) => t.status === 'succeeded')).toBe(true);
+
+      await cli.start(); // back on the same port
+      await h.security.notifier.idle();
+      const delivered = cli.calls.map((c) => c.lines.map((l) => l.uid as number));
+      expect(delivered).toEqual(finished.map((t) => [t.uid]));
+      expect(cli.calls.map((c) => c.lines[0]!.batchUid)).toEqual(finished.map((t) => t.batchUid));
+      expect(h.security.notifier.dropped).toBe(0);
+      expect(h.engine.webhookOutbox.size).toBe(0);
+    } finally {
+      await h.stop();
+      rmSync(dir, { recursive: true, force: true });
+      h = await startSecured({ masterKey: MASTER, logs }); // for afterEach
     }
   });
 });

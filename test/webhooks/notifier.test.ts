@@ -7,7 +7,9 @@ import { AuthEnv } from '../../src/engine/auth/auth-env.js';
 import { SearchError } from '../../src/engine/errors.js';
 import { AddressPolicy } from '../../src/engine/net/address-policy.js';
 import type { Task } from '../../src/engine/types.js';
-import { toNdjson, WebhookNotifier } from '../../src/engine/webhooks/notifier.js';
+import { open, type RootDatabase } from 'lmdb';
+import { toNdjson, WebhookNotifier, type NotifierOptions } from '../../src/engine/webhooks/notifier.js';
+import { WebhookOutbox } from '../../src/engine/webhooks/outbox.js';
 import { INSTANCE_WEBHOOK_UUID, WebhookStore } from '../../src/engine/webhooks/webhook-store.js';
 import { Receiver } from './receiver.js';
 
@@ -107,24 +109,37 @@ describe('WebhookStore', () => {
 describe('WebhookNotifier', () => {
   let receiver: Receiver;
   let logs: string[];
+  let dir: string;
+  let env: RootDatabase;
+  let outbox: WebhookOutbox;
   beforeEach(async () => {
     receiver = new Receiver();
     await receiver.start();
     logs = [];
+    dir = mkdtempSync(join(tmpdir(), 'search-outbox-'));
+    env = open({ path: dir, maxDbs: 4 });
+    outbox = new WebhookOutbox(env);
   });
-  afterEach(() => receiver.stop());
+  afterEach(async () => {
+    await receiver.stop();
+    await env.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   const targets = (url: string, headers: Record<string, string> = {}) => ({ targets: () => [{ uuid: 'u', url, headers }] });
+  const notifier = (o: Omit<NotifierOptions, 'outbox' | 'log'>) => new WebhookNotifier({ ...o, outbox, log: (l, m) => logs.push(`${l} ${m}`) });
+  /** A batch finished: its notification is recorded (as the write thread does) and the notifier told. */
+  const finish = (n: WebhookNotifier, batchUid: number, tasks: Task[] = [task(batchUid, batchUid)], at = Date.now()) => {
+    env.transactionSync(() => outbox.record(batchUid, tasks, at));
+    n.kick();
+  };
 
   it('posts one gzip NDJSON call per batch, one line per task, with the webhook headers', async () => {
-    const notifier = new WebhookNotifier({
-      store: targets(receiver.url, { Authorization: 'Bearer hook-secret', 'X-Extra': 'yes' }),
-      policy: LOOPBACK,
-      log: (l, m) => logs.push(`${l} ${m}`),
-    });
+    const n = notifier({ store: targets(receiver.url, { Authorization: 'Bearer hook-secret', 'X-Extra': 'yes' }), policy: LOOPBACK });
+    n.kick();
     const batch = [task(1, 7), task(2, 7), task(3, 7)];
-    notifier.notify(batch);
-    await notifier.idle();
+    finish(n, 7, batch);
+    await n.idle();
     expect(receiver.calls).toHaveLength(1);
     const call = receiver.calls[0]!;
     expect(call.method).toBe('POST');
@@ -135,49 +150,76 @@ describe('WebhookNotifier', () => {
     expect(call.headers['x-extra']).toBe('yes');
     expect(call.raw).toBe(toNdjson(batch));
     expect(call.lines).toEqual(batch);
-    expect(new Set(call.lines.map((l) => l.batchUid))).toEqual(new Set([7]));
-    await notifier.close();
+    // delivered to every webhook: nothing is kept
+    expect(outbox.size).toBe(0);
+    await n.close();
   });
 
-  it('refuses loopback receivers unless the network is allowed, without retrying', async () => {
-    const notifier = new WebhookNotifier({
-      store: targets(receiver.url),
-      policy: AddressPolicy.publicOnly(),
-      log: (l, m) => logs.push(`${l} ${m}`),
-      retryDelayMs: 1,
-    });
-    notifier.notify([task(1, 1)]);
-    await notifier.idle();
+  it('records nothing while no webhook is configured', async () => {
+    const n = notifier({ store: { targets: () => [] } });
+    n.kick();
+    finish(n, 1);
+    expect(outbox.size).toBe(0);
+    await n.close();
+  });
+
+  it('refuses loopback receivers unless the network is allowed, without retrying, and counts the drop', async () => {
+    const n = notifier({ store: targets(receiver.url), policy: AddressPolicy.publicOnly(), retryDelayMs: 1 });
+    n.kick();
+    finish(n, 1);
+    await n.idle();
     expect(receiver.calls).toHaveLength(0);
     expect(logs.join('\n')).toMatch(/private, loopback and link-local/);
     expect(logs.filter((l) => l.startsWith('debug'))).toHaveLength(0);
+    expect(n.dropped).toBe(1);
   });
 
-  it('retries failures with backoff, then gives up and logs without secrets', async () => {
+  it('retries failures with backoff until the receiver answers, and logs without secrets', async () => {
     receiver.status = 503;
-    const notifier = new WebhookNotifier({
-      store: targets(`${receiver.url}?token=query-secret`, { Authorization: 'Bearer header-secret' }),
-      policy: LOOPBACK,
-      log: (l, m) => logs.push(`${l} ${m}`),
-      maxAttempts: 3,
-      retryDelayMs: 20,
-    });
-    notifier.notify([task(1, 1)]);
-    await notifier.idle();
-    expect(receiver.calls).toHaveLength(3);
+    const n = notifier({ store: targets(`${receiver.url}?token=query-secret`, { Authorization: 'Bearer header-secret' }), policy: LOOPBACK, retryDelayMs: 10 });
+    n.kick();
+    finish(n, 1);
+    await receiver.waitForCalls(4);
+    receiver.status = 200;
+    await n.idle();
     const text = logs.join('\n');
-    expect(text).toMatch(/could not deliver batch 1: HTTP 503/);
+    expect(text).toMatch(/batch 1: attempt 1 failed \(HTTP 503\)/);
     expect(text).not.toContain('query-secret');
     expect(text).not.toContain('header-secret');
+    expect(receiver.calls.at(-1)!.lines.map((l) => l.uid)).toEqual([1]);
+    expect(n.dropped).toBe(0);
+    await n.close();
+  });
 
-    // a receiver that recovers mid-way gets the call once
-    receiver.calls.length = 0;
-    receiver.status = 500;
-    setTimeout(() => (receiver.status = 200), 30);
-    notifier.notify([task(2, 2)]);
-    await notifier.idle();
-    expect(receiver.calls.at(-1)!.lines.map((l) => l.uid)).toEqual([2]);
-    await notifier.close();
+  it('a receiver refusing a call for good (4xx) drops that notification for it, and the next ones still go', async () => {
+    receiver.status = 400;
+    const n = notifier({ store: targets(receiver.url), policy: LOOPBACK, retryDelayMs: 1 });
+    n.kick();
+    finish(n, 1);
+    await n.idle();
+    receiver.status = 200;
+    finish(n, 2);
+    await n.idle();
+    expect(receiver.calls.map((c) => c.lines[0]!.batchUid)).toEqual([1, 2]);
+    expect(n.dropped).toBe(1);
+    expect(logs.join('\n')).toMatch(/could not deliver batch 1: HTTP 400/);
+  });
+
+  it('drops undelivered notifications past the age and count limits, logging and counting each', async () => {
+    await receiver.stop(); // down
+    const n = notifier({ store: targets(receiver.url), policy: LOOPBACK, retryDelayMs: 5, maxRetryDelayMs: 20, maxPending: 3, maxAgeMs: 60_000 });
+    n.kick();
+    finish(n, 0, undefined, Date.now() - 120_000); // already too old
+    for (let b = 1; b <= 5; b++) finish(n, b);
+    await new Promise((r) => setTimeout(r, 50));
+    // batch 0 by age, 1 and 2 by count: the newest three are kept
+    expect(n.dropped).toBe(3);
+    expect(outbox.oldest(10).map((e) => e.batchUid)).toEqual([3, 4, 5]);
+    expect(logs.filter((l) => /dropped undelivered/.test(l))).toHaveLength(3);
+    await receiver.start();
+    await n.idle();
+    expect(receiver.calls.map((c) => c.lines[0]!.batchUid)).toEqual([3, 4, 5]);
+    await n.close();
   });
 
   it('delivers the batches to one webhook in order, even when an earlier call is slow', async () => {
@@ -196,31 +238,36 @@ describe('WebhookNotifier', () => {
     });
     await new Promise<void>((r) => slowFirst.listen(0, '127.0.0.1', r));
     const port = (slowFirst.address() as { port: number }).port;
-    const notifier = new WebhookNotifier({ store: targets(`http://127.0.0.1:${port}/`), policy: LOOPBACK, log: () => undefined });
-    for (let b = 0; b < 5; b++) notifier.notify([task(b, b)]);
-    await notifier.idle();
+    const n = notifier({ store: targets(`http://127.0.0.1:${port}/`), policy: LOOPBACK });
+    n.kick();
+    for (let b = 0; b < 5; b++) finish(n, b);
+    await n.idle();
     expect(order).toEqual([0, 1, 2, 3, 4]);
-    await notifier.close();
+    await n.close();
     await new Promise<void>((r) => slowFirst.close(() => r()));
   });
 
-  it('never blocks the caller, even on a receiver that does not answer', async () => {
+  it('never blocks the caller, and closing keeps what is undelivered for the next start', async () => {
     const { createServer } = await import('node:http');
     const silent = createServer(() => undefined); // accepts, never responds
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as { port: number }).port;
-    const notifier = new WebhookNotifier({
-      store: targets(`http://127.0.0.1:${port}/`),
-      policy: LOOPBACK,
-      log: (l, m) => logs.push(`${l} ${m}`),
-      timeoutMs: 200,
-      maxAttempts: 1,
-    });
+    const n = notifier({ store: targets(`http://127.0.0.1:${port}/`), policy: LOOPBACK, timeoutMs: 200 });
+    n.kick();
     const started = performance.now();
-    for (let b = 0; b < 50; b++) notifier.notify([task(b, b)]);
-    expect(performance.now() - started).toBeLessThan(200);
-    await notifier.close(100);
+    for (let b = 0; b < 50; b++) finish(n, b);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await n.close();
+    expect(outbox.size).toBe(50);
     silent.closeAllConnections();
     await new Promise<void>((r) => silent.close(() => r()));
+
+    // a new notifier (a restart) delivers them all, in order
+    const again = notifier({ store: targets(receiver.url), policy: LOOPBACK });
+    again.kick();
+    await again.idle();
+    expect(receiver.calls.map((c) => c.lines[0]!.batchUid)).toEqual([...Array(50).keys()]);
+    expect(outbox.size).toBe(0);
+    await again.close();
   });
 });

@@ -42,34 +42,35 @@ function batchKindOf(type: TaskType): BatchKind {
   }
 }
 
+/** Task types of each priority kind, in the order they are served. */
+const PRIORITY_TYPES: ReadonlyArray<[BatchKind, TaskType[]]> = [
+  ['upgrade', ['upgradeDatabase']],
+  ['cancelation', ['taskCancelation']],
+  ['deletion', ['taskDeletion']],
+  ['operation', ['dumpCreation', 'snapshotCreation']],
+];
+
+/**
+ * Reads only what the batch holds: the priority kinds and the oldest task's index come from the
+ * status, type and index bitmaps, so the cost does not grow with the backlog.
+ */
 export function planNextBatch(store: TaskStore, maxPayloadBytes: number, sizeOf: (task: TaskRecord) => number): PlannedBatch | null {
   const enqueued = store.uidsWithStatus('enqueued');
   if (enqueued.isEmpty) return null;
-  const tasks: TaskRecord[] = [];
-  for (const uid of enqueued) {
-    const task = store.get(uid);
-    if (task) tasks.push(task);
-  }
-  const byKind = (kind: BatchKind) => tasks.filter((t) => batchKindOf(t.type) === kind);
+  const priority = planPriority(store);
+  if (priority) return priority;
 
-  const upgrade = byKind('upgrade');
-  if (upgrade.length > 0) return { kind: 'upgrade', tasks: [upgrade[0]!], reason: 'a database upgrade is processed before any other task' };
-  const cancelations = byKind('cancelation');
-  if (cancelations.length > 0) return { kind: 'cancelation', tasks: cancelations, reason: 'task cancelations are processed first' };
-  const deletions = byKind('deletion');
-  if (deletions.length > 0) return { kind: 'deletion', tasks: deletions, reason: 'task deletions are processed before index work' };
-  const operations = byKind('operation');
-  if (operations.length > 0) return { kind: 'operation', tasks: [operations[0]!], reason: `${operations[0]!.type} is processed alone` };
-
-  const first = tasks[0]!;
+  const first = store.get(enqueued.minimum())!;
   const kind = batchKindOf(first.type);
   // an edition by function runs alone, as in the reference: its filter sees every earlier write
-  if (kind === 'indexLifecycle' || first.type === 'documentEdition') return { kind, tasks: [first], reason: `${first.type} is processed alone` };
+  if (kind === 'indexLifecycle' || first.indexUid === null || first.type === 'documentEdition') return { kind, tasks: [first], reason: `${first.type} is processed alone` };
 
   const batch = [first];
   let bytes = sizeOf(first);
-  for (const task of tasks.slice(1)) {
-    if (task.indexUid !== first.indexUid) continue;
+  for (const uid of store.enqueuedOnIndex(first.indexUid)) {
+    if (uid <= first.uid) continue;
+    const task = store.get(uid);
+    if (!task) continue;
     if (batchKindOf(task.type) !== kind || task.type === 'documentEdition') break;
     if (batch.length >= MAX_TASKS_PER_BATCH) break;
     const size = sizeOf(task);
@@ -82,4 +83,20 @@ export function planNextBatch(store: TaskStore, maxPayloadBytes: number, sizeOf:
       ? `a single ${first.type} task`
       : `batched ${batch.length} consecutive ${kind} tasks of index \`${first.indexUid}\``;
   return { kind, tasks: batch, reason };
+}
+
+/** An upgrade, cancelations, deletions or one dump or snapshot, before any index work. */
+function planPriority(store: TaskStore): PlannedBatch | null {
+  for (const [kind, types] of PRIORITY_TYPES) {
+    const uids = store.enqueuedOfType(types);
+    if (uids.isEmpty) continue;
+    if (kind === 'cancelation' || kind === 'deletion') {
+      const tasks = uids.toArray().flatMap((uid) => store.get(uid) ?? []);
+      return { kind, tasks, reason: kind === 'cancelation' ? 'task cancelations are processed first' : 'task deletions are processed before index work' };
+    }
+    const task = store.get(uids.minimum())!;
+    const reason = kind === 'upgrade' ? 'a database upgrade is processed before any other task' : `${task.type} is processed alone`;
+    return { kind, tasks: [task], reason };
+  }
+  return null;
 }

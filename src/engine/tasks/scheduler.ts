@@ -23,9 +23,12 @@ import { processCancelations, processTaskDeletions, removeUpdateFile } from './p
 import type { TaskRecord, TaskStore } from './store.js';
 import { publicTask } from './view.js';
 import type { WriteSide } from './write-side.js';
+import type { WebhookOutbox } from '../webhooks/outbox.js';
 
 export interface SchedulerOptions {
   taskStore: TaskStore;
+  /** Where each finished batch's notification is kept for the webhooks, with its results. */
+  outbox?: WebhookOutbox;
   registry: IndexRegistry;
   updateFilePath: (name: string) => string;
   maxBatchPayloadBytes: number;
@@ -44,6 +47,9 @@ export interface BatchStarted {
   indexUids: string[];
 }
 
+/** An idle scheduler looks at the queue on its own only this rarely: wake-ups announce every task. */
+const IDLE_RECHECK_MS = 60_000;
+
 export function isoDuration(ms: number): string {
   return `PT${(ms / 1000).toFixed(6).replace(/\.?0+$/, '') || '0'}S`;
 }
@@ -52,6 +58,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
   private running = false;
   private stopping = false;
   private wakeUp: (() => void) | null = null;
+  private wokenWhileBusy = false;
   private loopDone: Promise<void> | null = null;
   private current: { batch: PlannedBatch; controller: AbortController; uid: number } | null = null;
   private readonly operations = new Map<TaskType, OperationProcessor>();
@@ -121,7 +128,29 @@ export class Scheduler extends EventEmitter implements WriteSide {
   wake(): void {
     const wake = this.wakeUp;
     this.wakeUp = null;
-    wake?.();
+    if (wake) wake();
+    else this.wokenWhileBusy = true;
+  }
+
+  /**
+   * Wait for a wake-up: an idle server does no work at all. A wake-up that came while a batch was
+   * planned or processed is kept, so the task it announced is not left waiting.
+   */
+  private idle(): Promise<void> {
+    if (this.wokenWhileBusy) {
+      this.wokenWhileBusy = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(wake, IDLE_RECHECK_MS);
+      timer.unref();
+      this.wakeUp = wake;
+    });
   }
 
   get isProcessing(): boolean {
@@ -150,6 +179,8 @@ export class Scheduler extends EventEmitter implements WriteSide {
     while (!this.stopping) {
       let planned: PlannedBatch | null;
       try {
+        // the tasks a wake-up announces were committed by the serving thread
+        this.options.taskStore.renewReads();
         planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, (task) => payloadSize(task, this.options.updateFilePath));
         if (planned && this.gate) planned = this.gate(planned);
       } catch (error) {
@@ -157,11 +188,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
         planned = null;
       }
       if (!planned) {
-        await new Promise<void>((resolve) => {
-          this.wakeUp = resolve;
-          // Safety net: look again now and then even without a wake-up.
-          setTimeout(resolve, 1000).unref();
-        });
+        await this.idle();
         continue;
       }
       await this.runBatch(planned);
@@ -266,6 +293,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
         finished.push(record);
       }
       store.putBatch(this.batchObject(batchUid, finished, startedAt, finishedAt, reason, trace.view(performance.now() - writeStarted)));
+      this.options.outbox?.record(batchUid, finished.map(publicTask), finishedAt.getTime());
     });
     for (const task of finished) removeUpdateFile({ updateFilePath: this.options.updateFilePath }, task);
     const batch = store.getBatch(batchUid)!;

@@ -87,6 +87,8 @@ function missingUrl(uuid: string): SearchError {
 
 export class WebhookStore {
   private readonly instance: StoredWebhook | null;
+  /** Told at once when a webhook is created or deleted, so that delivery starts from that moment. */
+  onChange: (() => void) | null = null;
 
   constructor(
     private readonly auth: AuthEnv,
@@ -154,6 +156,7 @@ export class WebhookStore {
     const hook = { url, headers };
     this.check(uuid, hook);
     this.auth.webhooks.putSync(uuid, hook);
+    this.onChange?.();
     return this.view(uuid, hook);
   }
 
@@ -191,6 +194,7 @@ export class WebhookStore {
     const uuid = this.parseUuid(uuidText);
     if (uuid === INSTANCE_WEBHOOK_UUID) throw immutable(uuid);
     if (!this.auth.webhooks.removeSync(uuid)) throw new SearchError('webhook_not_found', `Webhook \`${uuid}\` not found.`);
+    this.onChange?.();
   }
 
   private check(uuid: string, hook: StoredWebhook): void {

@@ -11,7 +11,7 @@ export function batchRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'GET',
     url: '/batches',
     action: 'tasks.get',
-    handler: ({ request, query }) => visibleBatches(request, (q) => engine.getBatches(q), parseTaskListQuery(query)),
+    handler: ({ request, query }) => visibleBatches(request, (q, scope) => engine.getBatches(q, scope), parseTaskListQuery(query)),
   });
   addRoute(app, {
     method: 'GET',

@@ -14,7 +14,7 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'GET',
     url: '/tasks',
     action: 'tasks.get',
-    handler: ({ request, query }) => visibleTasks(request, (q) => engine.getTasks(q), parseTaskListQuery(query)),
+    handler: ({ request, query }) => visibleTasks(request, (q, scope) => engine.getTasks(q, scope), parseTaskListQuery(query)),
   });
   addRoute(app, {
     method: 'GET',

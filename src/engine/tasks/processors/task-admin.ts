@@ -1,11 +1,16 @@
 /** Task cancelation and task deletion: they act on the queue itself. */
 import { preciseNow } from '../../wire/timestamp.js';
 import { rmSync } from 'node:fs';
+import roaring from 'roaring';
+import type { TaskStatus } from '../../types.js';
 import { deserializeTaskFilter, originalFilterString } from '../payload.js';
 import type { BatchContext, Processor, TaskOutcome } from '../processing.js';
 import type { TaskRecord } from '../store.js';
 
-const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+const { RoaringBitmap32 } = roaring;
+
+const FINISHED_STATUSES: TaskStatus[] = ['succeeded', 'failed', 'canceled'];
+const FINISHED = new Set<string>(FINISHED_STATUSES);
 
 export const processCancelations: Processor = async (ctx) => {
   const outcomes: TaskOutcome[] = [];
@@ -17,7 +22,9 @@ export const processCancelations: Processor = async (ctx) => {
       const matched = ctx.taskStore.match(filter);
       matched.remove(task.uid);
       let canceled = 0;
-      for (const uid of matched) {
+      // only unfinished tasks can be canceled: the status index narrows the records read
+      const cancelable = RoaringBitmap32.and(matched, ctx.taskStore.match({ statuses: ['enqueued', 'processing'] }));
+      for (const uid of cancelable) {
         const target = ctx.taskStore.get(uid);
         if (!target || (target.status !== 'enqueued' && target.status !== 'processing')) continue;
         if (ctx.tasks.some((t) => t.uid === uid)) continue;
@@ -44,7 +51,7 @@ export const processTaskDeletions: Processor = async (ctx) => {
       const matched = ctx.taskStore.match(filter);
       matched.remove(task.uid);
       let deleted = 0;
-      for (const uid of matched) {
+      for (const uid of RoaringBitmap32.and(matched, ctx.taskStore.match({ statuses: FINISHED_STATUSES }))) {
         const target = ctx.taskStore.get(uid);
         if (!target || !FINISHED.has(target.status)) continue;
         ctx.taskStore.delete(uid);
