@@ -223,6 +223,8 @@ describe('settings sub-routes', () => {
   });
 
   test('foreign-keys: [] by default, set through its sub-route and in the whole settings, validated', async () => {
+    // an experimental feature, as in the reference
+    expect((await h.request('PATCH', '/experimental-features', { json: { foreignKeys: true } })).body.foreignKeys).toBe(true);
     await settled('POST', '/indexes', { uid: 'casting' });
     expect((await h.request('GET', '/indexes/casting/settings/foreign-keys')).body).toEqual([]);
     expect((await h.request('GET', '/indexes/casting/settings')).body.foreignKeys).toEqual([]);
@@ -411,6 +413,7 @@ describe('foreign keys', () => {
   const FILMS = [{ id: 10, title: 'Forrest Gump', actors: [1, 2, 99], director: 1 }];
 
   test("hits carry the foreign index's documents instead of their ids; a missing one stays an id", async () => {
+    await h.request('PATCH', '/experimental-features', { json: { foreignKeys: true } });
     await settled('POST', '/indexes/actors/documents', ACTORS);
     await settled('PATCH', '/indexes/films/settings', { foreignKeys: [{ foreignIndexUid: 'actors', fieldName: 'actors' }, { foreignIndexUid: 'actors', fieldName: 'director' }] });
     await settled('POST', '/indexes/films/documents', FILMS);
@@ -427,6 +430,7 @@ describe('foreign keys', () => {
     try {
       const call = (method: string, path: string, json?: unknown, key = master) => s.request(method, path, { key, json });
       const wait = async (reply: { body: { taskUid: number } }) => s.engine.waitForTask(reply.body.taskUid);
+      expect((await call('PATCH', '/experimental-features', { foreignKeys: true })).status).toBe(200);
       await wait(await call('POST', '/indexes/actors/documents', ACTORS));
       await wait(await call('PATCH', '/indexes/films/settings', { foreignKeys: [{ foreignIndexUid: 'actors', fieldName: 'actors' }] }));
       await wait(await call('POST', '/indexes/films/documents', FILMS));

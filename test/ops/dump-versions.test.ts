@@ -17,7 +17,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { importDump } from '../../src/engine/ops/dump/import.js';
 import { taskFilter } from '../../src/engine/ops/dump/task-payload.js';
 import { createServer } from '../../src/http/server.js';
-import { embedderFor } from '../../src/engine/embedders/index.js';
+import { locateModel } from '../../src/engine/embedders/model-location.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'dumps');
 const root = mkdtempSync(join(tmpdir(), 'dump-versions-'));
@@ -268,8 +268,8 @@ describe('Meilisearch dumps, every version', () => {
   });
 
   test('v6 with embeddings and a huggingFace model not on disk: vectors and regenerate flags imported, no embedder called; served over HTTP', async () => {
-    // the model named in the dump is not on this machine: building its embedder would fail
-    expect(() => embedderFor({ source: 'huggingFace', model: 'BAAI/bge-small-en-v1.5' })).toThrow(/could not find the files of model/);
+    // the model named in the dump is not on this machine (it would have to be downloaded)
+    expect(locateModel('BAAI/bge-small-en-v1.5', { env: { HF_HUB_CACHE: join(root, 'no-hub-cache') } }).kind).toBe('download');
     const d = await imported('v6-vectors');
     await d.close();
     expect(d.logs).toContain('index `vectors`: 1 document(s) carry no vectors for embedder `default`; they are embedded at their next update');
