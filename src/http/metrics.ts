@@ -111,8 +111,12 @@ export class ServerMetrics {
 
   /** The Prometheus text exposition of every metric. */
   scrape(): Promise<string> {
+    this.scrapeNo++;
     return this.registry.metrics();
   }
+
+  /** Counts scrapes: the store gauges read the engine's stats once per scrape. */
+  private scrapeNo = 0;
 
   get contentType(): string {
     return this.registry.contentType;
@@ -153,10 +157,11 @@ export class ServerMetrics {
 
   private storeGauges(registers: Registry[]): void {
     const sources = this.sources;
-    // one stats() per scrape, shared by the gauges below (each collect runs in the same scrape)
-    let cached: { at: number; stats: GlobalStats } | null = null;
+    // one stats() per scrape, shared by the gauges below (each collect runs in the same scrape);
+    // a time-based cache served a scrape the indexes of the one before
+    let cached: { scrape: number; stats: GlobalStats } | null = null;
     const stats = () => {
-      if (!cached || Date.now() - cached.at > 1000) cached = { at: Date.now(), stats: sources.stats() };
+      if (!cached || cached.scrape !== this.scrapeNo) cached = { scrape: this.scrapeNo, stats: sources.stats() };
       return cached.stats;
     };
     const gauge = (name: string, help: string, value: (s: GlobalStats) => number) =>

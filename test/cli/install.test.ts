@@ -72,13 +72,16 @@ describe('the npm package', () => {
 });
 
 describe('help and versions', () => {
-  test('--version and -v name the package version and the storage format; /version serves the same package version', async () => {
+  test('--version and -v name the package version and the storage format; /version serves the same package version as searchVersion', async () => {
     for (const flag of ['--version', '-v']) {
       const out = await execa('node', [BIN, flag]);
       expect(out.stdout).toBe(`search ${pkg.version} (package ${pkg.name}; storage format ${DB_FORMAT_VERSION}; node ${process.version} ${process.platform}-${process.arch})`);
     }
     const server = await serve(['--db-path', join(mkdtempSync(join(tmpdir(), 'version-')), 'db'), '--log-level', 'off']);
-    expect((await json(`${server.url}/version`)).body.pkgVersion).toBe(pkg.version);
+    // pkgVersion is the Meilisearch API version we follow (version-gated clients read it); ours is searchVersion
+    const version = (await json(`${server.url}/version`)).body;
+    expect(version.searchVersion).toBe(pkg.version);
+    expect(version.pkgVersion).toMatch(/^1\.\d+\.\d+$/);
     expect(server.output()).toContain(`search ${pkg.version} (storage format ${DB_FORMAT_VERSION})`);
   });
 
