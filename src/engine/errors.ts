@@ -143,3 +143,27 @@ export function toSearchError(error: unknown): SearchError {
   const message = error instanceof Error ? error.message : String(error);
   return new SearchError('internal', `An internal error has occurred. \`${message}\`.`, { cause: error });
 }
+
+/** A SearchError as it crosses a thread boundary: a server error keeps the stack of its cause for the log. */
+export interface WireError {
+  code: string;
+  message: string;
+  stack?: string;
+}
+
+export function toWireError(error: unknown): WireError {
+  const searchError = toSearchError(error);
+  const wire: WireError = { code: searchError.code, message: searchError.message };
+  if (searchError.status >= 500) {
+    const cause = searchError.cause instanceof Error ? searchError.cause : searchError;
+    if (cause.stack) wire.stack = cause.stack;
+  }
+  return wire;
+}
+
+export function fromWireError(wire: WireError): SearchError {
+  if (wire.stack === undefined) return new SearchError(wire.code, wire.message);
+  const cause = new Error(wire.message);
+  cause.stack = wire.stack;
+  return new SearchError(wire.code, wire.message, { cause });
+}

@@ -6,6 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { SearchError } from '../engine/errors.js';
+import { excessiveNesting, nestingDetail } from '../engine/wire/json-depth.js';
 import { kindOf, quoteList, render } from './wire-values.js';
 
 export const JSON_CONTENT_TYPE = 'application/json';
@@ -49,12 +50,17 @@ export function readJsonBody(request: FastifyRequest): unknown {
   if (type !== JSON_CONTENT_TYPE) throw invalidContentType(request.headers['content-type']!, [JSON_CONTENT_TYPE]);
   const text = rawBody(request).toString('utf8');
   if (text.trim() === '') throw new SearchError('missing_payload', 'A json payload is missing.');
+  const tooDeep = excessiveNesting(text);
+  if (tooDeep) throw malformedJson(nestingDetail(tooDeep));
   try {
     return JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new SearchError('malformed_payload', `The json payload provided is malformed. \`${detail}\`.`);
+    throw malformedJson(error instanceof Error ? error.message : String(error));
   }
+}
+
+function malformedJson(detail: string): SearchError {
+  return new SearchError('malformed_payload', `The json payload provided is malformed. \`${detail}\`.`);
 }
 
 /** `.field` as the reference prints a location; empty for the root. */

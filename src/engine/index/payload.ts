@@ -11,6 +11,7 @@ import { Packr } from 'msgpackr';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { SearchError } from '../errors.js';
 import type { Document, DocumentPayload } from '../types.js';
+import { excessiveNesting, nestingDetail } from '../wire/json-depth.js';
 
 function asText(data: Buffer | string): string {
   return typeof data === 'string' ? data : data.toString('utf8');
@@ -35,6 +36,8 @@ function requireObject(value: unknown, format: string, where: string): Document 
 export function parseJsonDocuments(data: Buffer | string): Document[] {
   const text = asText(data);
   if (text.trim() === '') throw missing('json');
+  const tooDeep = excessiveNesting(text);
+  if (tooDeep) throw malformed('json', nestingDetail(tooDeep));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -52,6 +55,8 @@ export function parseNdjsonDocuments(data: Buffer | string): Document[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === '') continue;
+    const tooDeep = excessiveNesting(line);
+    if (tooDeep) throw malformed('ndjson', nestingDetail({ line: i + 1, column: tooDeep.column }));
     let value: unknown;
     try {
       value = JSON.parse(line);

@@ -33,6 +33,7 @@ import roaring from 'roaring';
 import type { Settings } from '../settings/types.js';
 import { defaultSettings } from '../settings/types.js';
 import type { Document } from '../types.js';
+import { MAX_ID_BYTES } from './documents.js';
 import { releaseFilePages, watchFilePages, withResidentPagesReleased } from '../store/resident-pages.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -261,6 +262,8 @@ export class IndexStore {
   }
 
   docidOf(externalId: string): number | undefined {
+    // No stored id is longer, and a longer key is more than LMDB can even look up.
+    if (Buffer.byteLength(externalId) > MAX_ID_BYTES) return undefined;
     return this.externalIds.get(externalId);
   }
 

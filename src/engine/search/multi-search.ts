@@ -10,6 +10,7 @@ import { parseSearchParams, SEARCH_FIELDS, type SearchParams } from './params.js
 import { keywordSearch, presentHit, search, type Hit, type PaginationFields, type SearchResponse } from './search.js';
 import { computeFacets, type FacetResult } from './seams.js';
 import { RoaringBitmap32 } from '../index/store.js';
+import { validateIndexUid } from '../index/registry.js';
 
 export type ResolveIndex = (uid: string) => Index;
 export type SearchOne = (index: Index, body: unknown) => SearchResponse | Promise<SearchResponse>;
@@ -55,6 +56,7 @@ function readQueries(body: Record<string, unknown>, federated: boolean): QuerySp
     if (typeof indexUid !== 'string') {
       throw new SearchError(indexUid === undefined ? 'missing_index_uid' : 'invalid_index_uid', `Inside \`.queries[${i}]\`: ${indexUid === undefined ? 'Missing field `indexUid`' : `\`${JSON.stringify(indexUid)}\` is not a valid index uid.`}`);
     }
+    inside(i, () => validateIndexUid(indexUid));
     let weight = 1;
     if (federationOptions !== undefined && federationOptions !== null) {
       if (!federated) {
@@ -90,7 +92,9 @@ export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, sea
   if (federation === undefined || federation === null) {
     const specs = readQueries(body, false);
     const results: Array<SearchResponse & { indexUid: string }> = [];
+    const turn = new Turn();
     for (const [i, spec] of specs.entries()) {
+      await turn.yieldIfLong();
       let response: SearchResponse;
       try {
         response = await searchOne(resolveIndex(spec.indexUid), spec.body);
@@ -108,7 +112,22 @@ export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, sea
 
 const FEDERATION_FIELDS = ['offset', 'limit', 'page', 'hitsPerPage', 'facetsByIndex', 'mergeFacets'];
 
-function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): FederatedResponse {
+/**
+ * Searches run one after the other on the thread that serves them, which may be the one answering
+ * HTTP (no search threads): a request of thousands of queries lets other requests in between
+ * (`/health` must not wait seconds for it).
+ */
+class Turn {
+  private started = performance.now();
+  constructor(private readonly sliceMs = 10) {}
+  async yieldIfLong(): Promise<void> {
+    if (performance.now() - this.started < this.sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+  }
+}
+
+async function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): Promise<FederatedResponse> {
   const started = performance.now();
   for (const key of Object.keys(federation)) {
     if (!FEDERATION_FIELDS.includes(key)) throw new SearchError('bad_request', `Unknown field \`${key}\` inside \`.federation\`: expected one of ${FEDERATION_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
@@ -144,7 +163,9 @@ function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federat
   }
   const all: Candidate[] = [];
   let total = 0;
+  const turn = new Turn();
   for (const [i, spec] of specs.entries()) {
+    await turn.yieldIfLong();
     const index = inside(i, () => resolveIndex(spec.indexUid)) as Index;
     const params = inside(i, () => parseSearchParams(spec.body)) as SearchParams;
     const result = inside(i, () => keywordSearch(index, params, skip + take)) as ReturnType<typeof keywordSearch>;
@@ -166,6 +187,12 @@ function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federat
   if (facetsByIndexSpec) {
     const byIndex: Record<string, FacetResult> = {};
     for (const [uid, facets] of Object.entries(facetsByIndexSpec)) {
+      validateIndexUid(uid, 'invalid_multi_search_facets_by_index');
+      // Facets come from the documents the queries matched: an index no query searches has none,
+      // and reading its settings would tell about an index the request never searched.
+      if (!specs.some((s) => s.indexUid === uid)) {
+        throw new SearchError('invalid_multi_search_facets_by_index', `Inside \`.federation.facetsByIndex.${uid}\`: Index \`${uid}\` is not used in queries.`);
+      }
       if (!Array.isArray(facets) || facets.some((f) => typeof f !== 'string')) throw new SearchError('invalid_multi_search_facets_by_index', `Invalid value type at \`.federation.facetsByIndex.${uid}\`: expected an array of strings`);
       const index = resolveIndex(uid);
       const candidates = specs

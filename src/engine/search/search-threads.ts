@@ -11,7 +11,7 @@
  * follow (see IndexStore.sync). Each request goes to the thread with the fewest pending.
  */
 import { SHARE_ENV, Worker } from 'node:worker_threads';
-import { SearchError } from '../errors.js';
+import { fromWireError, SearchError, type WireError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
 
@@ -35,7 +35,7 @@ export type FromSearchThread =
   | { type: 'ready' }
   /** The response body as UTF-8 JSON, in a buffer of its own (transferred, not copied). */
   | { type: 'answer'; id: number; body: Uint8Array }
-  | { type: 'failed'; id: number; code: string; message: string }
+  | ({ type: 'failed'; id: number } & WireError)
   | { type: 'closed' };
 
 const SCRIPT = workerScriptUrl(import.meta.url, './search-thread.worker.js');
@@ -58,7 +58,7 @@ class SearchThread {
       worker.on('message', (message: FromSearchThread) => {
         if (message.type === 'ready') resolve();
         else if (message.type === 'answer') this.settle(message.id)?.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
-        else if (message.type === 'failed') this.settle(message.id)?.reject(new SearchError(message.code, message.message));
+        else if (message.type === 'failed') this.settle(message.id)?.reject(fromWireError(message));
       });
       worker.on('error', reject);
       worker.on('exit', (code) => {

@@ -12,6 +12,7 @@ import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintPar
 import type { QueryParams } from '../query-params.js';
 import { addRoute } from '../route.js';
 import { restrictMultiSearchBody, restrictSearchBody } from '../auth.js';
+import { checkMultiSearchSize } from '../request-limits.js';
 
 type ParamKind = 'string' | 'uint' | 'list' | 'bool' | 'float' | 'vector';
 
@@ -163,7 +164,9 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, reply, query }) => {
         checkKnownParams(query, []);
-        return answer(reply, { kind: 'multiSearch', body: restrictMultiSearchBody(request, readJsonBody(request)) });
+        const body = readJsonBody(request);
+        checkMultiSearchSize(request, body);
+        return answer(reply, { kind: 'multiSearch', body: restrictMultiSearchBody(request, body) });
       },
     });
   }
