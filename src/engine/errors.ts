@@ -136,7 +136,9 @@ export class SearchError extends Error {
 export function toSearchError(error: unknown): SearchError {
   if (error instanceof SearchError) return error;
   const err = error as NodeJS.ErrnoException | undefined;
-  if (err?.code === 'ENOSPC') return new SearchError('no_space_left_on_device', 'No space left on device.', { cause: error });
+  // LMDB reports a page it could not write with the system's words, not with an errno code.
+  if (err?.code === 'ENOSPC' || /No space left on device/.test(String(err?.message)))
+    return new SearchError('no_space_left_on_device', 'No space left on device.', { cause: error });
   if (err?.code === 'EMFILE') return new SearchError('too_many_open_files', 'Too many open files.', { cause: error });
   if (err?.code === 'MDB_MAP_FULL' || /MDB_MAP_FULL/.test(String(err?.message)))
     return new SearchError('database_size_limit_reached', 'The database has reached its maximum size.', { cause: error });

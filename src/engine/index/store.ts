@@ -12,13 +12,14 @@
  * Extensions (keyword, facets, geo, vectors) open their own named databases in the same
  * environment through `openDB`, so that one write transaction covers all of them.
  *
- * The environment uses a writable memory map (MDB_WRITEMAP): a write transaction modifies pages
- * in the map instead of in private copies. A batch rewrites pages across every word, value and
- * neighbour list it touches, so those copies grew with the database (migrating 200k vectors in
- * 30k-document batches, the last batches held 150-250 MB more of them than the first, never
- * returned to the system); in the map they are file pages the kernel writes back and can
- * reclaim. Commits are as durable as before, but the data file is sized to the map (sparse:
- * `databaseSize` counts allocated blocks).
+ * The environment writes its pages with `pwrite`, not through a writable memory map
+ * (MDB_WRITEMAP). With the writable map, a data file sized to the map is sparse, and the first
+ * write into a hole of it on a full filesystem raises SIGBUS: the process died in the middle of a
+ * batch, and again at each restart, as the interrupted batch ran again. Without it a full disk
+ * fails the commit with an error, the transaction aborts whole, and the task fails with
+ * `no_space_left_on_device` (see store/disk-space.ts). The cost: a batch's dirty pages are private
+ * copies until it commits (migrating 200k vectors in 30k-document batches, the writable map saved
+ * 150-250 MB of them); batches are bounded by `--max-indexing-memory`.
  *
  * The map starts at INITIAL_MAP_BYTES rather than lmdb's 128 KiB: lmdb grows a full map by
  * mapping the file again and keeps every earlier mapping (buffers handed out may point into
@@ -79,7 +80,7 @@ export class IndexStore {
   private docidsCache: Bitmap | null = null;
 
   constructor(readonly path: string) {
-    this.env = open({ path, maxDbs: 64, compression: false, useWritemap: true, mapSize: INITIAL_MAP_BYTES });
+    this.env = open({ path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES });
     this.main = this.env.openDB({ name: 'main', encoding: 'msgpack' });
     this.documents = this.env.openDB({
       name: 'documents',
