@@ -19,7 +19,9 @@
  * fails the commit with an error, the transaction aborts whole, and the task fails with
  * `no_space_left_on_device` (see store/disk-space.ts). The cost: a batch's dirty pages are private
  * copies until it commits (migrating 200k vectors in 30k-document batches, the writable map saved
- * 150-250 MB of them); batches are bounded by `--max-indexing-memory`.
+ * 150-250 MB of them); batches are bounded by `--max-indexing-memory`. Indexing the 36,273
+ * movies in 10,000-document payloads, pwrite ran at 0.93-0.94x the docs/s of the writable map
+ * with the same peak anonymous memory (476-482 vs 461-488 MiB; same run, load 17 on 2 cores).
  *
  * The map starts at INITIAL_MAP_BYTES rather than lmdb's 128 KiB: lmdb grows a full map by
  * mapping the file again and keeps every earlier mapping (buffers handed out may point into
