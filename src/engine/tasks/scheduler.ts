@@ -11,9 +11,6 @@ import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
 import { asSpaceError, ensureSpaceFor, INDEX_BYTES_PER_PAYLOAD_BYTE } from '../store/disk-space.js';
-
-/** How long the queue waits before it tries again after its own store refused a write. */
-const RETRY_AFTER_STORE_FAILURE_MS = 5000;
 import type { IndexRegistry } from '../index/registry.js';
 import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
 import { planNextBatch, type BatchKind, type PlannedBatch } from './autobatcher.js';
@@ -25,6 +22,9 @@ import { processCancelations, processTaskDeletions, removeUpdateFile } from './p
 import type { TaskRecord, TaskStore } from './store.js';
 import { publicTask } from './view.js';
 import type { WriteSide } from './write-side.js';
+
+/** How long the queue waits before it tries again after its own store refused a write. */
+const RETRY_AFTER_STORE_FAILURE_MS = 5000;
 
 export interface SchedulerOptions {
   taskStore: TaskStore;
@@ -171,8 +171,9 @@ export class Scheduler extends EventEmitter implements WriteSide {
       try {
         await this.runBatch(planned);
       } catch (error) {
-        // The task queue itself could not be written (a disk full to the last byte): nothing of
-        // the batch was recorded, its tasks are still enqueued; try again later rather than spin.
+        // The task queue itself could not be written (a disk full to the last byte): its tasks stay
+        // as last recorded (enqueued, or processing until the next start requeues them); try
+        // again later rather than spin or stop the queue.
         this.current = null;
         this.options.log('error', `could not record a batch: ${(error as Error).message}; retrying in ${RETRY_AFTER_STORE_FAILURE_MS / 1000} s`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_STORE_FAILURE_MS).unref());
