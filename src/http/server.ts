@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loggableUrl } from '../engine/auth/redact.js';
 import type { HttpEngine } from './engine-port.js';
 import { decodeBody } from './body-encoding.js';
+import { answerClientError } from './client-errors.js';
 import { installCors } from './cors.js';
 import { respondIfMethodNotAllowed, trackKnownPaths } from './method-not-allowed.js';
 import { describeServerError, notFound, sendError, toResponseError } from './error-mapping.js';
@@ -87,6 +88,7 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
         }
       : false,
     bodyLimit: payloadLimit,
+    clientErrorHandler: answerClientError,
     routerOptions: {
       ignoreTrailingSlash: true,
       // Index uids go up to 400 bytes and document ids to 511, percent-encoded three times longer.

@@ -131,6 +131,11 @@ describe('string parameters', () => {
   });
 });
 
+test('a URL over the 16 KiB the HTTP parser takes answers 431 in the error format', async () => {
+  const reply = await h.request('GET', `/indexes/m/search?q=${'é'.repeat(4302)}`);
+  await expectRefused(reply, 431, 'bad_request');
+});
+
 describe('multi-search size', () => {
   test('more queries than --max-multi-search-queries answer bad_request', async () => {
     const queries = Array.from({ length: 3001 }, () => ({ indexUid: 'm', q: 'alien' }));
