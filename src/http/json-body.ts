@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { SearchError } from '../engine/errors.js';
-import { excessiveNesting, nestingDetail } from '../engine/wire/json-depth.js';
+import { NESTING_DETAIL, nestedDeeperThan } from '../engine/wire/json-depth.js';
 import { kindOf, quoteList, render } from './wire-values.js';
 
 export const JSON_CONTENT_TYPE = 'application/json';
@@ -50,13 +50,14 @@ export function readJsonBody(request: FastifyRequest): unknown {
   if (type !== JSON_CONTENT_TYPE) throw invalidContentType(request.headers['content-type']!, [JSON_CONTENT_TYPE]);
   const text = rawBody(request).toString('utf8');
   if (text.trim() === '') throw new SearchError('missing_payload', 'A json payload is missing.');
-  const tooDeep = excessiveNesting(text);
-  if (tooDeep) throw malformedJson(nestingDetail(tooDeep));
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw malformedJson(error instanceof Error ? error.message : String(error));
   }
+  if (nestedDeeperThan(value)) throw malformedJson(NESTING_DETAIL);
+  return value;
 }
 
 function malformedJson(detail: string): SearchError {

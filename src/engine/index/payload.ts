@@ -11,7 +11,7 @@ import { Packr } from 'msgpackr';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { SearchError } from '../errors.js';
 import type { Document, DocumentPayload } from '../types.js';
-import { excessiveNesting, nestingDetail } from '../wire/json-depth.js';
+import { NESTING_DETAIL, nestedDeeperThan } from '../wire/json-depth.js';
 
 function asText(data: Buffer | string): string {
   return typeof data === 'string' ? data : data.toString('utf8');
@@ -36,14 +36,13 @@ function requireObject(value: unknown, format: string, where: string): Document 
 export function parseJsonDocuments(data: Buffer | string): Document[] {
   const text = asText(data);
   if (text.trim() === '') throw missing('json');
-  const tooDeep = excessiveNesting(text);
-  if (tooDeep) throw malformed('json', nestingDetail(tooDeep));
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw malformed('json', (error as Error).message);
   }
+  if (nestedDeeperThan(value)) throw malformed('json', NESTING_DETAIL);
   if (Array.isArray(value)) return value.map((doc, i) => requireObject(doc, 'json', `document ${i}`));
   return [requireObject(value, 'json', 'payload')];
 }
@@ -55,14 +54,13 @@ export function parseNdjsonDocuments(data: Buffer | string): Document[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === '') continue;
-    const tooDeep = excessiveNesting(line);
-    if (tooDeep) throw malformed('ndjson', nestingDetail({ line: i + 1, column: tooDeep.column }));
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (error) {
       throw malformed('ndjson', `line ${i + 1}: ${(error as Error).message}`);
     }
+    if (nestedDeeperThan(value)) throw malformed('ndjson', `line ${i + 1}: ${NESTING_DETAIL}`);
     docs.push(requireObject(value, 'ndjson', `line ${i + 1}`));
   }
   if (docs.length === 0) throw missing('ndjson');
