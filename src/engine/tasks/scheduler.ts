@@ -171,9 +171,8 @@ export class Scheduler extends EventEmitter implements WriteSide {
       try {
         await this.runBatch(planned);
       } catch (error) {
-        // The task queue itself could not be written (a disk full to the last byte): its tasks stay
-        // as last recorded (enqueued, or processing until the next start requeues them); try
-        // again later rather than spin or stop the queue.
+        // The task queue itself could not be written (a disk full to the last byte) before the
+        // batch started: its tasks are still enqueued; try again later rather than spin or stop.
         this.current = null;
         this.options.log('error', `could not record a batch: ${(error as Error).message}; retrying in ${RETRY_AFTER_STORE_FAILURE_MS / 1000} s`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_STORE_FAILURE_MS).unref());
@@ -231,8 +230,27 @@ export class Scheduler extends EventEmitter implements WriteSide {
       this.options.log('error', `batch ${batchUid} failed: ${searchError.message}`);
       outcomes = processing.map((task) => ({ uid: task.uid, status: 'failed', details: failedDetails(task), error: searchError }));
     }
-    this.finish(batchUid, processing, outcomes, startedAt, planned.reason);
+    await this.recordOutcomes(() => this.finish(batchUid, processing, outcomes, startedAt, planned.reason));
     this.current = null;
+  }
+
+  /**
+   * The outcomes of a processed batch, written to the task queue; while the queue's store refuses
+   * the write (a disk full to the last byte) it is tried again, so that the tasks do not stay
+   * `processing` until the next start. Stopping gives up: the next start requeues them, and the
+   * index's recorded outcomes keep them from being applied twice.
+   */
+  private async recordOutcomes(write: () => void): Promise<void> {
+    for (;;) {
+      try {
+        write();
+        return;
+      } catch (error) {
+        if (this.stopping) throw error;
+        this.options.log('error', `could not record the outcome of a batch: ${(error as Error).message}; retrying in ${RETRY_AFTER_STORE_FAILURE_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_STORE_FAILURE_MS).unref());
+      }
+    }
   }
 
   /** A batch that adds data is refused before it writes when it would eat into the disk reserve. */
