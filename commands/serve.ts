@@ -120,6 +120,7 @@ export default class Serve extends Command {
         previewPageRoutes(previewPage(options, (message) => this.warn(message))),
       ],
       payloadSizeLimit: options['http-payload-size-limit'] as number,
+      limits: { maxMultiSearchQueries: options['max-multi-search-queries'] as number },
       // Request logs are debug-level noise; operators asking for debug or trace get them.
       logLevel: logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'off',
     });

@@ -41,6 +41,13 @@ export const SERVE_OPTIONS: OptionSpec[] = [
     description: 'Largest accepted request body (e.g. `100 MB`, `1 GiB`); larger ones get 413 payload_too_large.',
   },
   {
+    name: 'max-multi-search-queries',
+    kind: 'count',
+    default: '100',
+    description:
+      'Most queries accepted in one POST /multi-search (each is a full search held in memory until the answer); more get 400 bad_request.',
+  },
+  {
     name: 'max-indexing-memory',
     kind: 'bytes',
     description: 'Memory the indexer may use for one batch (e.g. `2 GiB`); consecutive document payloads are batched together up to a sixteenth of it. Default: a quarter of the machine memory (or of the container memory limit when lower), at most 256 MiB (a batch holds about 16 bytes of memory per byte of payload until it commits; batches run in the write thread, so searches never wait for them).',

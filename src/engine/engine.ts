@@ -32,6 +32,8 @@ import { listFields, type FieldMetadata, type FieldsQuery } from './settings/fie
 import { lockDatabase, type DatabaseLock } from './store/database-lock.js';
 import { databaseExists, databasePaths, ensureDirectories, requireDatabase, ensureInstanceUid, readVersion, writeVersion, type DatabasePaths } from './store/database-dir.js';
 import { DB_FORMAT_VERSION, versionMismatch } from './store/format.js';
+import { asSpaceError, ensureSpaceFor } from './store/disk-space.js';
+import { removeOrphanUpdateFiles } from './tasks/update-files.js';
 import { originalFilterString, serializeTaskFilter, type TaskPayload } from './tasks/payload.js';
 import type { OperationProcessor } from './tasks/processing.js';
 import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
@@ -173,15 +175,24 @@ export class Engine {
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */
   private inlineWriteSide(options: EngineOptions): Scheduler {
     this.indexes.removeOrphans();
+    const orphans = removeOrphanUpdateFiles(this.paths.updateFiles, this.tasks);
+    if (orphans > 0) this.log('warn', `removed ${orphans} update file(s) that no pending task refers to`);
     const scheduler = new Scheduler({
       taskStore: this.tasks,
       outbox: this.webhookOutbox,
       registry: this.indexes,
       updateFilePath: (name) => join(this.paths.updateFiles, name),
+      dataPath: this.paths.root,
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
       log: (level, message) => this.log(level, message),
     });
-    scheduler.recover();
+    try {
+      scheduler.recover();
+    } catch (error) {
+      // A disk full to the last byte: the interrupted tasks stay `processing` until a start that
+      // can write; reads are served meanwhile.
+      this.log('error', `could not requeue the interrupted tasks: ${(error as Error).message}`);
+    }
     return scheduler;
   }
 
@@ -257,7 +268,7 @@ export class Engine {
     options: WriteOptions = {},
   ): Promise<SummarizedTask> {
     if (this.closed) throw new SearchError('invalid_state', 'The engine is shutting down.');
-    const record = this.tasks.write(() =>
+    const record = this.registerTask(() =>
       this.tasks.insert({
         batchUid: null,
         indexUid,
@@ -277,6 +288,15 @@ export class Engine {
     await this.tasks.flushed();
     this.scheduler.wake();
     return summarizedTask(record);
+  }
+
+  /** Write a new task; a full disk answers `no_space_left_on_device` (the commit aborted whole). */
+  private registerTask<T>(insert: () => T): T {
+    try {
+      return this.tasks.write(insert);
+    } catch (error) {
+      throw asSpaceError(error, this.paths.root);
+    }
   }
 
   // --- indexes --------------------------------------------------------------------------------
@@ -381,9 +401,16 @@ export class Engine {
     const allowIndexCreation = options.allowIndexCreation ?? true;
     const updateFile = `${randomUUID()}${UPDATE_FILE_EXTENSION}`;
     const path = join(this.paths.updateFiles, updateFile);
+    // Refused before a byte is written when it would eat into the disk reserve (store/disk-space.ts).
+    ensureSpaceFor(this.paths.updateFiles, Array.isArray(payload) ? 0 : payload.data.length, 'this payload');
     let count: number;
     if (Array.isArray(payload)) {
-      writeUpdateFile(path, payload);
+      try {
+        writeUpdateFile(path, payload);
+      } catch (error) {
+        rmSync(path, { force: true });
+        throw error;
+      }
       count = payload.length;
     } else count = await persistPayload(payload, path);
     try {

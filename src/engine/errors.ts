@@ -141,10 +141,36 @@ export class SearchError extends Error {
 export function toSearchError(error: unknown): SearchError {
   if (error instanceof SearchError) return error;
   const err = error as NodeJS.ErrnoException | undefined;
-  if (err?.code === 'ENOSPC') return new SearchError('no_space_left_on_device', 'No space left on device.', { cause: error });
+  // LMDB reports a page it could not write with the system's words, not with an errno code.
+  if (err?.code === 'ENOSPC' || /No space left on device/.test(String(err?.message)))
+    return new SearchError('no_space_left_on_device', 'No space left on device.', { cause: error });
   if (err?.code === 'EMFILE') return new SearchError('too_many_open_files', 'Too many open files.', { cause: error });
   if (err?.code === 'MDB_MAP_FULL' || /MDB_MAP_FULL/.test(String(err?.message)))
     return new SearchError('database_size_limit_reached', 'The database has reached its maximum size.', { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new SearchError('internal', `An internal error has occurred. \`${message}\`.`, { cause: error });
+}
+
+/** A SearchError as it crosses a thread boundary: a server error keeps the stack of its cause for the log. */
+export interface WireError {
+  code: string;
+  message: string;
+  stack?: string;
+}
+
+export function toWireError(error: unknown): WireError {
+  const searchError = toSearchError(error);
+  const wire: WireError = { code: searchError.code, message: searchError.message };
+  if (searchError.status >= 500) {
+    const cause = searchError.cause instanceof Error ? searchError.cause : searchError;
+    if (cause.stack) wire.stack = cause.stack;
+  }
+  return wire;
+}
+
+export function fromWireError(wire: WireError): SearchError {
+  if (wire.stack === undefined) return new SearchError(wire.code, wire.message);
+  const cause = new Error(wire.message);
+  cause.stack = wire.stack;
+  return new SearchError(wire.code, wire.message, { cause });
 }

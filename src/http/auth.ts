@@ -65,6 +65,7 @@ export function restrictSearchBody(request: FastifyRequest, indexUid: string, bo
 export function restrictMultiSearchBody(request: FastifyRequest, body: unknown): unknown {
   const authorization = requestAuthorization(request);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  assertIndexesAuthorized(request, federationIndexUids((body as Record<string, unknown>).federation));
   const queries = (body as Record<string, unknown>).queries;
   if (!Array.isArray(queries)) return body;
   return {
@@ -77,6 +78,14 @@ export function restrictMultiSearchBody(request: FastifyRequest, body: unknown):
       return restrictSearchBody(request, indexUid, q);
     }),
   };
+}
+
+/** Indexes a federation names besides its queries' (`facetsByIndex`), read before any query runs. */
+function federationIndexUids(federation: unknown): string[] {
+  if (typeof federation !== 'object' || federation === null || Array.isArray(federation)) return [];
+  const facetsByIndex = (federation as Record<string, unknown>).facetsByIndex;
+  if (typeof facetsByIndex !== 'object' || facetsByIndex === null || Array.isArray(facetsByIndex)) return [];
+  return Object.keys(facetsByIndex);
 }
 
 // --- lists ----------------------------------------------------------------------------------------

@@ -53,8 +53,14 @@ export function toResponseError(error: unknown, payloadLimit: number): SearchErr
   return toSearchError(error);
 }
 
+/** How the server reports a 5xx: one line with the request id, then the stack of the cause. */
+export function describeServerError(error: SearchError, request: FastifyRequest, url: string): string {
+  const cause = error.cause instanceof Error ? error.cause : error;
+  const stack = cause.stack ?? `${cause.name}: ${cause.message}`;
+  return `${error.status} ${error.code} answering ${request.method} ${url} (request ${request.id}): ${error.message}\n${stack}`;
+}
+
 export function sendError(error: SearchError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
   // An internal error's message can contain paths or driver details; the client gets a generic one.
   const body =
     error.code === 'internal'

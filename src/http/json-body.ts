@@ -6,6 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { SearchError } from '../engine/errors.js';
+import { NESTING_DETAIL, nestedDeeperThan } from '../engine/wire/json-depth.js';
 import { kindOf, quoteList, render } from './wire-values.js';
 
 export const JSON_CONTENT_TYPE = 'application/json';
@@ -49,12 +50,18 @@ export function readJsonBody(request: FastifyRequest): unknown {
   if (type !== JSON_CONTENT_TYPE) throw invalidContentType(request.headers['content-type']!, [JSON_CONTENT_TYPE]);
   const text = rawBody(request).toString('utf8');
   if (text.trim() === '') throw new SearchError('missing_payload', 'A json payload is missing.');
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new SearchError('malformed_payload', `The json payload provided is malformed. \`${detail}\`.`);
+    throw malformedJson(error instanceof Error ? error.message : String(error));
   }
+  if (nestedDeeperThan(value)) throw malformedJson(NESTING_DETAIL);
+  return value;
+}
+
+function malformedJson(detail: string): SearchError {
+  return new SearchError('malformed_payload', `The json payload provided is malformed. \`${detail}\`.`);
 }
 
 /** `.field` as the reference prints a location; empty for the root. */

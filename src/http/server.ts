@@ -5,13 +5,16 @@
  * routes parse it strictly, document routes hand the bytes to the engine with their format.
  */
 import Fastify from 'fastify';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loggableUrl } from '../engine/auth/redact.js';
 import type { HttpEngine } from './engine-port.js';
 import { decodeBody } from './body-encoding.js';
+import { answerClientError } from './client-errors.js';
 import { installCors } from './cors.js';
 import { respondIfMethodNotAllowed, trackKnownPaths } from './method-not-allowed.js';
-import { notFound, sendError, toResponseError } from './error-mapping.js';
+import { describeServerError, notFound, sendError, toResponseError } from './error-mapping.js';
+import type { SearchError } from '../engine/errors.js';
+import { installRequestLimits, type RequestLimits } from './request-limits.js';
 import { parseQueryString } from './query-params.js';
 import { routeAccess } from './route.js';
 import { ROUTE_MODULES } from './routes/index.js';
@@ -36,6 +39,17 @@ export interface ServerOptions {
   guard?: AccessGuard;
   /** Further route modules (keys, webhooks, dumps…) registered after the built-in ones. */
   routes?: RouteModule[];
+  /** Limits on one request beyond its size (see request-limits.ts); defaults for the rest. */
+  limits?: Partial<RequestLimits>;
+  /**
+   * Where a 5xx answer is reported, with its request id and stack, whatever the log level
+   * (default: stderr). A 5xx is a bug or a fault of the machine: it is never silent.
+   */
+  logServerError?: (message: string) => void;
+}
+
+function stderrLine(message: string): void {
+  process.stderr.write(`[${new Date().toISOString()} ERROR] ${message}\n`);
 }
 
 export interface ListenAddress {
@@ -74,6 +88,7 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
         }
       : false,
     bodyLimit: payloadLimit,
+    clientErrorHandler: answerClientError,
     routerOptions: {
       ignoreTrailingSlash: true,
       // Index uids go up to 400 bytes and document ids to 511, percent-encoded three times longer.
@@ -81,9 +96,15 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
       querystringParser: parseQueryString,
     },
     frameworkErrors: (error, request, reply) => {
-      sendError(toResponseError(error, payloadLimit), request, reply);
+      respond(toResponseError(error, payloadLimit), request, reply);
     },
   });
+  const logServerError = options.logServerError ?? stderrLine;
+  const respond = (error: SearchError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error.status >= 500) logServerError(describeServerError(error, request, loggableUrl(request.url)));
+    return sendError(error, request, reply);
+  };
+  installRequestLimits(app, options.limits);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
@@ -93,10 +114,10 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
       done(error as Error, undefined);
     }
   });
-  app.setErrorHandler((error, request, reply) => sendError(toResponseError(error, payloadLimit), request, reply));
+  app.setErrorHandler((error, request, reply) => respond(toResponseError(error, payloadLimit), request, reply));
   const knownPaths = trackKnownPaths(app);
   app.setNotFoundHandler((request, reply) => {
-    if (!respondIfMethodNotAllowed(knownPaths, request, reply)) sendError(notFound(), request, reply);
+    if (!respondIfMethodNotAllowed(knownPaths, request, reply)) respond(notFound(), request, reply);
   });
 
   // Before the guard, so that refused requests carry the CORS header too.

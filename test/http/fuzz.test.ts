@@ -74,7 +74,9 @@ const PARAM_NAMES = [
 ];
 const FIELD_NAMES = ['uid', 'primaryKey', 'indexes', 'filter', 'limit', 'offset', 'fields', 'ids', 'stopWords', 'rankingRules', 'q'];
 
-const scalar = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
+/** Strings at the lengths where limits sit (index uids, document ids, LMDB keys, URLs). */
+const longText = fc.tuple(fc.constantFrom(401, 512, 2000, 4302), fc.constantFrom('x', 'é', '-', '*', ' ')).map(([n, unit]) => unit.repeat(n));
+const scalar = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), longText);
 const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.dictionary(fc.constantFrom(...FIELD_NAMES), scalar, { maxKeys: 3 }));
 const bodyText = fc.oneof(
   fc.constant(undefined),
@@ -89,6 +91,7 @@ const paramValue = fc.oneof(
   fc.nat().map(String),
   fc.integer({ min: -5, max: 5 }).map(String),
   fc.constantFrom('*', ',', 'true', 'yes', '2021-12-03', '2021-13-45T99:00:00Z', 'succeeded,*', 'seed', 'h%C3%A9'),
+  longText,
 );
 const queryString = fc.oneof(
   fc.constant(''),
@@ -165,3 +168,77 @@ test('random bodies, query strings and headers on every route: no 5xx, well-form
   expect(refused).toBeGreaterThan(200);
   expect((await h.request('GET', '/health')).status).toBe(200);
 }, 120_000);
+
+// --- search bodies: every string parameter, multi-search and federation, lengths up to the payload limit ---
+
+const SMALL_LIMIT = 1024 * 1024;
+const LENGTHS = [0, 1, 7, 400, 401, 512, 4302, 65_536, SMALL_LIMIT / 2, SMALL_LIMIT + 1];
+/** A string of one of the interesting lengths, of characters that exercise parsers and tokenizers. */
+const longString = fc.tuple(fc.constantFrom(...LENGTHS), fc.constantFrom('x', 'é', '"', '\\\\', '(', ' a', '-', '*', '\u0000', '🦀', 'a:asc,', '_geo')).map(([n, unit]) =>
+  unit.repeat(Math.max(0, Math.ceil(n / unit.length))).slice(0, n),
+);
+const str = fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('title', '*', 'year', 'seed', 'movies'), longString);
+const SEARCH_STRING_PARAMS = ['q', 'filter', 'distinct', 'highlightPreTag', 'highlightPostTag', 'cropMarker', 'matchingStrategy'];
+const SEARCH_LIST_PARAMS = ['attributesToRetrieve', 'attributesToHighlight', 'attributesToCrop', 'facets', 'sort', 'attributesToSearchOn', 'locales'];
+const searchBody = fc.record(
+  {
+    ...Object.fromEntries(SEARCH_STRING_PARAMS.map((p) => [p, str])),
+    ...Object.fromEntries(SEARCH_LIST_PARAMS.map((p) => [p, fc.array(str, { maxLength: 3 })])),
+    hybrid: fc.record({ embedder: str, semanticRatio: fc.double() }, { requiredKeys: [] }),
+    limit: fc.nat(),
+    offset: fc.nat(),
+    cropLength: fc.nat(),
+  },
+  { requiredKeys: [] },
+);
+const query = fc.tuple(fc.oneof(str, fc.constant('seed')), searchBody).map(([indexUid, body]) => ({ indexUid, ...body }));
+const federation = fc.record(
+  {
+    limit: fc.nat(),
+    offset: fc.nat(),
+    facetsByIndex: fc.dictionary(fc.oneof(str, fc.constant('seed')), fc.array(str, { maxLength: 3 }), { maxKeys: 2 }),
+    mergeFacets: fc.record({ maxValuesPerFacet: fc.nat() }, { requiredKeys: [] }),
+  },
+  { requiredKeys: [] },
+);
+const searchRequest = fc.oneof(
+  fc.record({ route: fc.constant('multi'), body: fc.record({ queries: fc.array(query, { maxLength: 3 }) }) }),
+  fc.record({ route: fc.constant('multi'), body: fc.record({ queries: fc.array(query, { maxLength: 3 }), federation }) }),
+  fc.record({ route: fc.constant('search'), body: searchBody }),
+  fc.record({ route: fc.constant('facet'), body: fc.record({ facetName: str, facetQuery: str, q: str, filter: str }, { requiredKeys: [] }) }),
+  fc.record({ route: fc.constant('similar'), body: fc.record({ id: str, embedder: str, filter: str }, { requiredKeys: [] }) }),
+  fc.record({ route: fc.constant('get'), body: fc.dictionary(fc.constantFrom(...SEARCH_STRING_PARAMS, ...SEARCH_LIST_PARAMS), str.filter((s) => s.length <= 4302), { maxKeys: 3 }) }),
+);
+
+test('search, multi-search and federation with any string parameter up to the payload limit: no 5xx, nothing logged', async () => {
+  const logged: string[] = [];
+  const s = await startHarness({ payloadSizeLimit: SMALL_LIMIT, logServerError: (line) => logged.push(line) });
+  try {
+    await s.wait((await s.request('POST', '/indexes/seed/documents', { json: [{ id: 1, title: 'Alien', year: 1979 }] })).body.taskUid);
+    await s.wait((await s.request('PATCH', '/indexes/seed/settings', { json: { filterableAttributes: ['year', 'title'], sortableAttributes: ['year'] } })).body.taskUid);
+    let tooLarge = 0;
+    await fc.assert(
+      fc.asyncProperty(searchRequest, async ({ route, body }) => {
+        const reply =
+          route === 'multi'
+            ? await s.request('POST', '/multi-search', { json: body })
+            : route === 'search'
+              ? await s.request('POST', '/indexes/seed/search', { json: body })
+              : route === 'facet'
+                ? await s.request('POST', '/indexes/seed/facet-search', { json: body })
+                : route === 'similar'
+                  ? await s.request('POST', '/indexes/seed/similar', { json: body })
+                  : await s.request('GET', `/indexes/seed/search?${new URLSearchParams(body as Record<string, string>)}`);
+        expect(reply.status, `${route} ${JSON.stringify(body).slice(0, 400)} → ${reply.text.slice(0, 300)}`).toBeLessThan(500);
+        if (reply.status === 413) tooLarge++;
+        if (reply.status >= 400) expectErrorShape(reply.body);
+      }),
+      { numRuns: 250, seed: Number(process.env.FUZZ_SEED ?? 0x5ea4c5) },
+    );
+    expect(tooLarge).toBeGreaterThan(0);
+    expect(logged).toEqual([]);
+    expect((await s.request('GET', '/health')).status).toBe(200);
+  } finally {
+    await s.stop();
+  }
+}, 240_000);

@@ -5,7 +5,7 @@ import { SearchError } from '../errors.js';
 import type { Document } from '../types.js';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
-const MAX_ID_BYTES = 511;
+export const MAX_ID_BYTES = 511;
 
 /** Read a possibly nested field (`a.b.c`), the way primary keys and attributes may be written. */
 export function getPath(doc: Document, path: string): unknown {

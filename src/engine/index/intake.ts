@@ -10,7 +10,7 @@
  * fail with an internal error and the next one starts a new worker.
  */
 import { Worker } from 'node:worker_threads';
-import { SearchError } from '../errors.js';
+import { fromWireError, SearchError, type WireError } from '../errors.js';
 import type { DocumentPayload } from '../types.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
 
@@ -20,7 +20,7 @@ export interface IntakeRequest {
   path: string;
 }
 
-export type IntakeReply = { id: number; count: number } | { id: number; error: { code: string; message: string } };
+export type IntakeReply = { id: number; count: number } | { id: number; error: WireError };
 
 const SCRIPT = workerScriptUrl(import.meta.url, './intake.worker.js');
 
@@ -37,7 +37,7 @@ function intakeWorker(): Worker {
     if (!waiter) return;
     pending.delete(reply.id);
     if (pending.size === 0) started.unref();
-    if ('error' in reply) waiter.reject(new SearchError(reply.error.code, reply.error.message));
+    if ('error' in reply) waiter.reject(fromWireError(reply.error));
     else waiter.resolve(reply.count);
   });
   const fail = (why: string) => {

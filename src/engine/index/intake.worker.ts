@@ -1,7 +1,7 @@
 /** The intake thread (see intake.ts): parse a document payload and persist it as an update file. */
 import { rmSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { toSearchError } from '../errors.js';
+import { toWireError } from '../errors.js';
 import type { IntakeReply, IntakeRequest } from './intake.js';
 import { parseDocumentPayload, writeUpdateFile } from './payload.js';
 
@@ -17,8 +17,7 @@ port.on('message', ({ id, payload, path }: IntakeRequest) => {
     reply = { id, count: documents.length };
   } catch (error) {
     rmSync(path, { force: true });
-    const searchError = toSearchError(error);
-    reply = { id, error: { code: searchError.code, message: searchError.message } };
+    reply = { id, error: toWireError(error) };
   }
   port.postMessage(reply);
 });

@@ -11,6 +11,7 @@ import { Packr } from 'msgpackr';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { SearchError } from '../errors.js';
 import type { Document, DocumentPayload } from '../types.js';
+import { NESTING_DETAIL, nestedDeeperThan } from '../wire/json-depth.js';
 
 function asText(data: Buffer | string): string {
   return typeof data === 'string' ? data : data.toString('utf8');
@@ -41,6 +42,7 @@ export function parseJsonDocuments(data: Buffer | string): Document[] {
   } catch (error) {
     throw malformed('json', (error as Error).message);
   }
+  if (nestedDeeperThan(value)) throw malformed('json', NESTING_DETAIL);
   if (Array.isArray(value)) return value.map((doc, i) => requireObject(doc, 'json', `document ${i}`));
   return [requireObject(value, 'json', 'payload')];
 }
@@ -58,6 +60,7 @@ export function parseNdjsonDocuments(data: Buffer | string): Document[] {
     } catch (error) {
       throw malformed('ndjson', `line ${i + 1}: ${(error as Error).message}`);
     }
+    if (nestedDeeperThan(value)) throw malformed('ndjson', `line ${i + 1}: ${NESTING_DETAIL}`);
     docs.push(requireObject(value, 'ndjson', `line ${i + 1}`));
   }
   if (docs.length === 0) throw missing('ndjson');

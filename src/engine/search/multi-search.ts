@@ -14,6 +14,7 @@ import { RoaringBitmap32, type Bitmap } from '../index/store.js';
 import type { RankedHit } from './ranking/bucket-sort.js';
 import { docFacetValues } from './facets/databases.js';
 import { PerformanceTrace, type PerformanceDetails } from './performance.js';
+import { validateIndexUid } from '../index/registry.js';
 
 export type ResolveIndex = (uid: string) => Index;
 export type SearchOne = (index: Index, body: unknown) => SearchResponse | Promise<SearchResponse>;
@@ -61,6 +62,7 @@ function readQueries(body: Record<string, unknown>, federated: boolean): QuerySp
     if (typeof indexUid !== 'string') {
       throw new SearchError(indexUid === undefined ? 'missing_index_uid' : 'invalid_index_uid', `Inside \`.queries[${i}]\`: ${indexUid === undefined ? 'Missing field `indexUid`' : `\`${JSON.stringify(indexUid)}\` is not a valid index uid.`}`);
     }
+    inside(i, () => validateIndexUid(indexUid));
     let weight = 1;
     if (federationOptions !== undefined && federationOptions !== null) {
       if (!federated) {
@@ -96,7 +98,9 @@ export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, sea
   if (federation === undefined || federation === null) {
     const specs = readQueries(body, false);
     const results: Array<SearchResponse & { indexUid: string }> = [];
+    const turn = new Turn();
     for (const [i, spec] of specs.entries()) {
+      await turn.yieldIfLong();
       let response: SearchResponse;
       try {
         response = await searchOne(resolveIndex(spec.indexUid), spec.body);
@@ -208,6 +212,21 @@ interface Candidate {
 /** How far past the page the queries are re-ranked to fill it with distinct hits. */
 const MAX_DISTINCT_WIDENING = 16;
 
+/**
+ * Searches run one after the other on the thread that serves them, which may be the one answering
+ * HTTP (no search threads): a request of thousands of queries lets other requests in between
+ * (`/health` must not wait seconds for it).
+ */
+class Turn {
+  private started = performance.now();
+  constructor(private readonly sliceMs = 10) {}
+  async yieldIfLong(): Promise<void> {
+    if (performance.now() - this.started < this.sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+  }
+}
+
 async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace) {
   const needed = f.skip + f.take;
   let want = needed;
@@ -216,7 +235,9 @@ async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], 
     const matched: Bitmap[] = [];
     let total = 0;
     let exhausted = true;
+    const turn = new Turn();
     for (const [i, spec] of specs.entries()) {
+      await turn.yieldIfLong();
       const index = inside(i, () => resolveIndex(spec.indexUid)) as Index;
       const params = inside(i, () => parseSearchParams(spec.body)) as SearchParams;
       if (f.distinct !== null) params.distinct = f.distinct;
@@ -332,6 +353,12 @@ async function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], f
 function addFacets(response: FederatedResponse, resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, matched: Bitmap[]): void {
   const byIndex: Record<string, FacetResult> = {};
   for (const [uid, facets] of Object.entries(f.facetsByIndex!)) {
+    validateIndexUid(uid, 'invalid_multi_search_facets_by_index');
+    // Facets come from the documents the queries matched: an index no query searches has none,
+    // and reading its settings would tell about an index the request never searched.
+    if (!specs.some((s) => s.indexUid === uid)) {
+      throw new SearchError('invalid_multi_search_facets_by_index', `Inside \`.federation.facetsByIndex.${uid}\`: Index \`${uid}\` is not used in queries.`);
+    }
     if (!Array.isArray(facets) || facets.some((x) => typeof x !== 'string')) throw new SearchError('invalid_multi_search_facets_by_index', `Invalid value type at \`.federation.facetsByIndex.${uid}\`: expected an array of strings`);
     const index = resolveIndex(uid);
     const union = RoaringBitmap32.orMany(matched.filter((_, i) => specs[i]!.indexUid === uid));

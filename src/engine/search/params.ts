@@ -42,6 +42,14 @@ export interface SearchParams {
 }
 
 export const DEFAULT_LIMIT = 20;
+
+/**
+ * Bounds on one query, so that its cost and the size of its answer stay proportional to what a
+ * client may reasonably ask (README, "Limits"). Each ranking rule and sort criterion is a level of
+ * the bucket sort (see sort/parse.ts for MAX_SORT_CRITERIA); a tag or crop marker is copied into every highlighted match of every hit.
+ */
+export const MAX_LIST_ENTRIES = 1000;
+export const MAX_MARKER_LENGTH = 1000;
 export const DEFAULT_CROP_LENGTH = 10;
 
 /** camelCase field -> error code suffix. */
@@ -103,10 +111,24 @@ function str(body: Record<string, unknown>, field: string, nullable = false): st
   return v;
 }
 
+function tooMany(field: string, count: number, max: number): SearchError {
+  return new SearchError(FIELD_CODES[field]!, `Invalid value at \`.${field}\`: expected at most ${max} entries, but found ${count}.`);
+}
+
+/** A highlight tag or crop marker, at most MAX_MARKER_LENGTH characters. */
+function marker(body: Record<string, unknown>, field: string): string | undefined {
+  const v = str(body, field) ?? undefined;
+  if (v !== undefined && v.length > MAX_MARKER_LENGTH) {
+    throw new SearchError(FIELD_CODES[field]!, `Invalid value at \`.${field}\`: expected at most ${MAX_MARKER_LENGTH} characters, but found ${v.length}.`);
+  }
+  return v;
+}
+
 function strList(body: Record<string, unknown>, field: string): string[] | null | undefined {
   const v = body[field];
   if (v === undefined || v === null) return v as undefined | null;
   if (!Array.isArray(v)) throw typeError(field, 'an array', v);
+  if (v.length > MAX_LIST_ENTRIES) throw tooMany(field, v.length, MAX_LIST_ENTRIES);
   v.forEach((item, i) => {
     if (typeof item !== 'string') throw new SearchError(FIELD_CODES[field]!, `Invalid value type at \`.${field}[${i}]\`: expected a string, but found ${describeValue(item)}`);
   });
@@ -168,10 +190,10 @@ export function parseSearchParams(body: unknown, options: { allowed?: readonly s
     retrieveVectors: bool(b, 'retrieveVectors') ?? false,
     attributesToCrop: strList(b, 'attributesToCrop') ?? null,
     cropLength: nat(b, 'cropLength') ?? DEFAULT_CROP_LENGTH,
-    cropMarker: str(b, 'cropMarker') ?? '…',
+    cropMarker: marker(b, 'cropMarker') ?? '…',
     attributesToHighlight: strList(b, 'attributesToHighlight') ?? null,
-    highlightPreTag: str(b, 'highlightPreTag') ?? '<em>',
-    highlightPostTag: str(b, 'highlightPostTag') ?? '</em>',
+    highlightPreTag: marker(b, 'highlightPreTag') ?? '<em>',
+    highlightPostTag: marker(b, 'highlightPostTag') ?? '</em>',
     showMatchesPosition: bool(b, 'showMatchesPosition') ?? false,
     showRankingScore: bool(b, 'showRankingScore') ?? false,
     showRankingScoreDetails: bool(b, 'showRankingScoreDetails') ?? false,

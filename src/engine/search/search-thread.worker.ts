@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
 import { Engine } from '../engine.js';
-import { toSearchError } from '../errors.js';
+import { toWireError } from '../errors.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
 import type { FromSearchThread, SearchThreadData, ToSearchThread } from './search-threads.js';
 
@@ -36,9 +36,8 @@ async function main(): Promise<void> {
             port.postMessage({ type: 'answer', id: message.id, body: own } satisfies FromSearchThread, [own.buffer as ArrayBuffer]);
           },
           (error: unknown) => {
-            const searchError = toSearchError(error);
             reportEmbedderCalls();
-            post({ type: 'failed', id: message.id, code: searchError.code, message: searchError.message });
+            post({ type: 'failed', id: message.id, ...toWireError(error) });
           },
         );
         break;

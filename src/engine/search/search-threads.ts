@@ -12,7 +12,7 @@
  */
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-counts.js';
-import { SearchError } from '../errors.js';
+import { fromWireError, SearchError, type WireError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
 
@@ -42,7 +42,7 @@ export type FromSearchThread =
   | { type: 'ready' }
   /** The response body as UTF-8 JSON, in a buffer of its own (transferred, not copied). */
   | { type: 'answer'; id: number; body: Uint8Array }
-  | { type: 'failed'; id: number; code: string; message: string }
+  | ({ type: 'failed'; id: number } & WireError)
   /** Query embeddings made since the last report, for /metrics (see embedders/call-counts.ts). */
   | { type: 'embedderCalls'; counts: EmbedderCallCounts }
   | { type: 'closed' };
@@ -67,7 +67,7 @@ class SearchThread {
       worker.on('message', (message: FromSearchThread) => {
         if (message.type === 'ready') resolve();
         else if (message.type === 'answer') this.settle(message.id)?.resolve(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
-        else if (message.type === 'failed') this.settle(message.id)?.reject(new SearchError(message.code, message.message));
+        else if (message.type === 'failed') this.settle(message.id)?.reject(fromWireError(message));
         else if (message.type === 'embedderCalls') addEmbedderCalls(message.counts);
       });
       worker.on('error', reject);

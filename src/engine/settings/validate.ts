@@ -78,10 +78,14 @@ class Checker {
   }
 }
 
+/** Each rule is a level of the bucket sort that every search walks down (see search/params.ts). */
+export const MAX_RANKING_RULES = 64;
+
 const BUILTIN_RULES = ['words', 'typo', 'proximity', 'attribute', 'attributeRank', 'wordPosition', 'sort', 'exactness'];
 
 function rankingRules(c: Checker, value: unknown): string[] {
   const rules = c.strings('.rankingRules', value);
+  if (rules.length > MAX_RANKING_RULES) c.fail(`Invalid value at \`.rankingRules\`: expected at most ${MAX_RANKING_RULES} ranking rules, but found ${rules.length}.`);
   const seen = new Set<string>();
   rules.forEach((rule, i) => {
     const custom = /^(.+):(asc|desc)$/.exec(rule);

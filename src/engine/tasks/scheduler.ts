@@ -12,6 +12,7 @@ import { BatchTrace, processingProgress } from './progress-trace.js';
 import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
+import { asSpaceError, ensureSpaceFor, INDEX_BYTES_PER_PAYLOAD_BYTE } from '../store/disk-space.js';
 import type { IndexRegistry } from '../index/registry.js';
 import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
 import { planNextBatch, type BatchKind, type PlannedBatch } from './autobatcher.js';
@@ -25,12 +26,17 @@ import { publicTask } from './view.js';
 import type { WriteSide } from './write-side.js';
 import type { WebhookOutbox } from '../webhooks/outbox.js';
 
+/** How long the queue waits before it tries again after its own store refused a write. */
+const RETRY_AFTER_STORE_FAILURE_MS = 5000;
+
 export interface SchedulerOptions {
   taskStore: TaskStore;
   /** Where each finished batch's notification is kept for the webhooks, with its results. */
   outbox?: WebhookOutbox;
   registry: IndexRegistry;
   updateFilePath: (name: string) => string;
+  /** The database directory, whose free space is checked before a batch adds data (store/disk-space.ts). */
+  dataPath?: string;
   maxBatchPayloadBytes: number;
   log: (level: 'info' | 'warn' | 'error' | 'debug', message: string) => void;
 }
@@ -191,7 +197,15 @@ export class Scheduler extends EventEmitter implements WriteSide {
         await this.idle();
         continue;
       }
-      await this.runBatch(planned);
+      try {
+        await this.runBatch(planned);
+      } catch (error) {
+        // The task queue itself could not be written (a disk full to the last byte) before the
+        // batch started: its tasks are still enqueued; try again later rather than spin or stop.
+        this.current = null;
+        this.options.log('error', `could not record a batch: ${(error as Error).message}; retrying in ${RETRY_AFTER_STORE_FAILURE_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_STORE_FAILURE_MS).unref());
+      }
       // Let HTTP requests through between batches.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -235,8 +249,10 @@ export class Scheduler extends EventEmitter implements WriteSide {
 
     let outcomes: TaskOutcome[];
     try {
+      this.checkSpace(planned);
       outcomes = await this.processors[planned.kind](ctx);
-    } catch (error) {
+    } catch (caught) {
+      const error = this.options.dataPath ? asSpaceError(caught, this.options.dataPath) : caught;
       if (error instanceof BatchAborted || controller.signal.aborted) {
         this.requeue(batchUid, processing);
         this.current = null;
@@ -248,8 +264,39 @@ export class Scheduler extends EventEmitter implements WriteSide {
       outcomes = processing.map((task) => ({ uid: task.uid, status: 'failed', details: failedDetails(task), error: searchError }));
     }
     trace.processingDone();
-    this.finish(batchUid, processing, outcomes, startedAt, planned.reason, trace);
+    await this.recordOutcomes(() => this.finish(batchUid, processing, outcomes, startedAt, planned.reason, trace));
     this.current = null;
+  }
+
+  /**
+   * The outcomes of a processed batch, written to the task queue; while the queue's store refuses
+   * the write (a disk full to the last byte) it is tried again, so that the tasks do not stay
+   * `processing` until the next start. Stopping gives up: the next start requeues them, and the
+   * index's recorded outcomes keep them from being applied twice.
+   */
+  private async recordOutcomes(write: () => void): Promise<void> {
+    for (;;) {
+      try {
+        write();
+        return;
+      } catch (error) {
+        if (this.stopping) throw error;
+        this.options.log('error', `could not record the outcome of a batch: ${(error as Error).message}; retrying in ${RETRY_AFTER_STORE_FAILURE_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_STORE_FAILURE_MS).unref());
+      }
+    }
+  }
+
+  /** A batch that adds data is refused before it writes when it would eat into the disk reserve. */
+  private checkSpace(planned: PlannedBatch): void {
+    const dataPath = this.options.dataPath;
+    if (!dataPath || (planned.kind !== 'documents' && planned.kind !== 'settings')) return;
+    let payload = 0;
+    for (const task of planned.tasks) {
+      if (task.payload.kind === 'documents') payload += payloadSize(task, this.options.updateFilePath);
+    }
+    if (planned.kind === 'documents' && payload === 0) return; // deletions only: they free space
+    ensureSpaceFor(dataPath, payload * INDEX_BYTES_PER_PAYLOAD_BYTE, 'this batch');
   }
 
   /** An aborted batch changed nothing: its tasks go back to the queue, where a cancelation finds them. */

@@ -33,6 +33,8 @@ import type { Batch, Task, TaskFilter, TaskStatus, TaskType } from '../types.js'
 import type { CursorQuery } from './paging.js';
 import type { TaskPayload } from './payload.js';
 
+const MAX_INDEX_UID_BYTES = 512;
+
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
 
@@ -355,6 +357,8 @@ export class TaskStore {
   // --- index mapping --------------------------------------------------------------------------
 
   indexUuid(indexUid: string): string | undefined {
+    // No index uid is longer (see validateIndexUid), and a longer key is more than LMDB can look up.
+    if (Buffer.byteLength(indexUid) > MAX_INDEX_UID_BYTES) return undefined;
     return this.indexMapping.get(indexUid)?.uuid;
   }
 

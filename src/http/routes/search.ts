@@ -14,6 +14,7 @@ import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintPar
 import type { QueryParams } from '../query-params.js';
 import { addRoute } from '../route.js';
 import { requestAuthorization, restrictMultiSearchBody, restrictSearchBody } from '../auth.js';
+import { checkMultiSearchSize } from '../request-limits.js';
 
 type ParamKind = 'string' | 'uint' | 'list' | 'bool' | 'float' | 'vector';
 
@@ -206,7 +207,9 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
       action: 'search',
       handler: ({ request, reply, query }) => {
         checkKnownParams(query, []);
-        const body = restrictMultiSearchBody(request, readJsonBody(request));
+        const raw = readJsonBody(request);
+        checkMultiSearchSize(request, raw);
+        const body = restrictMultiSearchBody(request, raw);
         return answer(reply, { kind: 'multiSearch', body, foreignIndexes: readableForeignIndexes(engine, request, queriedIndexes(body)) });
       },
     });

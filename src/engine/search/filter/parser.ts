@@ -518,7 +518,12 @@ function parseString(input: string, code: string): FilterAst | null {
 }
 
 function describe(value: unknown): string {
-  return JSON.stringify(value) ?? String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    // Nested too deep to print (the HTTP layer refuses such bodies; an engine caller may not).
+    return Array.isArray(value) ? 'a deeply nested array' : String(value);
+  }
 }
 
 /**

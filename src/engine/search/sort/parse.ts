@@ -100,6 +100,9 @@ function rejoinParentheses(items: readonly string[]): string[] {
   return out;
 }
 
+/** Each criterion is a level of the bucket sort, walked for every search (README, "Limits"). */
+export const MAX_SORT_CRITERIA = 64;
+
 /**
  * Parse and validate `sort` (array of strings, or the comma-separated GET form). Returns null
  * when there is nothing to sort on. The documents routes sort too, with their own error code and
@@ -118,6 +121,9 @@ export function parseSort(
   }
   if (items.length === 0) return null;
   const expressions = rejoinParentheses(items as string[]);
+  if (expressions.length > MAX_SORT_CRITERIA) {
+    throw new SearchError(CODE, `Invalid value at \`.sort\`: expected at most ${MAX_SORT_CRITERIA} sort criteria, but found ${expressions.length}.`);
+  }
   if (options.requireSortRule !== false && !(settings.rankingRules ?? []).includes('sort')) {
     throw new SearchError(
       CODE,
