@@ -138,5 +138,7 @@ export function checkSettingsFeatures(features: FeatureStore, body: unknown): vo
   if (settings.chat !== undefined && settings.chat !== null) features.require('chatCompletions', 'setting `chat` in the index settings');
   if (settings.vectorStore !== undefined && settings.vectorStore !== null)
     features.require('vectorStoreSetting', 'setting `vectorStore` in the index settings');
-  if (settings.foreignKeys !== undefined && settings.foreignKeys !== null) features.require('foreignKeys', 'setting `foreignKeys` in the index settings');
+  // the default (no foreign key) is what every settings object read back carries: sending it back is no use of the feature
+  if (Array.isArray(settings.foreignKeys) ? settings.foreignKeys.length > 0 : settings.foreignKeys !== undefined && settings.foreignKeys !== null)
+    features.require('foreignKeys', 'setting `foreignKeys` in the index settings');
 }
