@@ -87,6 +87,10 @@ describe('customMetadata', () => {
       ['POST', '/indexes/meta/documents/delete-batch?customMetadata=delete-batch', [2]],
       ['POST', '/indexes/meta/documents/delete?customMetadata=delete-filter', { filter: 'id = 3' }],
       ['DELETE', '/indexes/meta/documents?customMetadata=clear', undefined],
+      ['PATCH', '/indexes/meta/settings?customMetadata=settings', { rankingRules: ['words', 'typo'] }],
+      ['PUT', '/indexes/meta/settings/stop-words?customMetadata=stop-words', ['the']],
+      ['DELETE', '/indexes/meta/settings/stop-words?customMetadata=reset-stop-words', undefined],
+      ['DELETE', '/indexes/meta/settings?customMetadata=reset-settings', undefined],
       ['PATCH', '/indexes/meta?customMetadata=update-index', { primaryKey: 'id' }],
       ['DELETE', '/indexes/meta?customMetadata=delete-index', undefined],
     ];

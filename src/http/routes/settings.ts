@@ -10,7 +10,7 @@ import { validateSetting, validateSettingsPatch } from '../../engine/settings/va
 import { mayCreateIndex } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
-import { checkKnownParams } from '../query-params.js';
+import { checkKnownParams, writeOptions } from '../query-params.js';
 import { accepted, addRoute } from '../route.js';
 
 /** Each setting with the method its sub-route updates with: PATCH for object-shaped settings merged field by field. */
@@ -68,17 +68,17 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'PATCH',
     url: base,
     action: 'settings.update',
-    handler: async ({ request, reply, indexUid }) => {
+    handler: async ({ request, reply, query, indexUid }) => {
       const patch = validateSettingsPatch(readJsonBody(request));
-      return accepted(reply, await engine.updateSettings(indexUid, patch, { allowIndexCreation: mayCreateIndex(request, indexUid) }));
+      return accepted(reply, await engine.updateSettings(indexUid, patch, { allowIndexCreation: mayCreateIndex(request, indexUid), ...writeOptions(query) }));
     },
   });
   addRoute(app, {
     method: 'DELETE',
     url: base,
     action: 'settings.update',
-    handler: async ({ request, reply, indexUid }) =>
-      accepted(reply, await engine.resetSettings(indexUid, undefined, { allowIndexCreation: mayCreateIndex(request, indexUid) })),
+    handler: async ({ request, reply, query, indexUid }) =>
+      accepted(reply, await engine.resetSettings(indexUid, undefined, { allowIndexCreation: mayCreateIndex(request, indexUid), ...writeOptions(query) })),
   });
 
   for (const [key, method] of SETTING_ROUTES) {
@@ -96,17 +96,17 @@ export function settingsRoutes(app: FastifyInstance, engine: HttpEngine): void {
       method,
       url,
       action: 'settings.update',
-      handler: async ({ request, reply, indexUid }) => {
+      handler: async ({ request, reply, query, indexUid }) => {
         const patch = { [key]: validateSetting(key, readJsonBody(request)) };
-        return accepted(reply, await engine.updateSettings(indexUid, patch, { allowIndexCreation: mayCreateIndex(request, indexUid) }));
+        return accepted(reply, await engine.updateSettings(indexUid, patch, { allowIndexCreation: mayCreateIndex(request, indexUid), ...writeOptions(query) }));
       },
     });
     addRoute(app, {
       method: 'DELETE',
       url,
       action: 'settings.update',
-      handler: async ({ request, reply, indexUid }) =>
-        accepted(reply, await engine.resetSettings(indexUid, [key], { allowIndexCreation: mayCreateIndex(request, indexUid) })),
+      handler: async ({ request, reply, query, indexUid }) =>
+        accepted(reply, await engine.resetSettings(indexUid, [key], { allowIndexCreation: mayCreateIndex(request, indexUid), ...writeOptions(query) })),
     });
   }
 }
