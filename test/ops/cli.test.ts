@@ -32,10 +32,10 @@ describe('search serve with the ops options, and the ops commands against it', (
       expect(list.results[0]).toMatchObject({ type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.2.0' } });
       expect((await waitTask(served.url, list.results[0].uid)).status).toBe('succeeded');
 
-      const posted = await json(`${served.url}/dumps`, { method: 'POST' });
+      const posted = await json(`${served.url}/dumps?customMetadata=nightly`, { method: 'POST' });
       expect(posted.status).toBe(202);
-      expect(posted.body).toMatchObject({ type: 'dumpCreation', status: 'enqueued', indexUid: null });
-      expect((await waitTask(served.url, posted.body.taskUid)).status).toBe('succeeded');
+      expect(posted.body).toMatchObject({ type: 'dumpCreation', status: 'enqueued', indexUid: null, customMetadata: 'nightly' });
+      expect(await waitTask(served.url, posted.body.taskUid)).toMatchObject({ status: 'succeeded', customMetadata: 'nightly' });
 
       // the official client's calls work unchanged
       const client = new Meilisearch({ host: served.url });

@@ -22,7 +22,7 @@ import { BatchAborted, type BatchContext } from '../tasks/processing.js';
 import { processCancelations } from '../tasks/processors/task-admin.js';
 import type { PlannedBatch } from '../tasks/autobatcher.js';
 import type { TaskRecord } from '../tasks/store.js';
-import type { SummarizedTask, Task } from '../types.js';
+import type { SummarizedTask, Task, WriteOptions } from '../types.js';
 import { dumpFileStem } from './dump/layout.js';
 import { engineDumpSource } from './dump/engine-source.js';
 import type { DumpSource } from './dump/layout.js';
@@ -103,14 +103,14 @@ export class Ops {
 
   // --- task registration ----------------------------------------------------------------------
 
-  async createDump(): Promise<SummarizedTask> {
+  async createDump(options: WriteOptions = {}): Promise<SummarizedTask> {
     await this.installed;
-    return this.engine.enqueue('dumpCreation', null, { kind: 'operation' }, { dumpUid: null });
+    return this.engine.enqueue('dumpCreation', null, { kind: 'operation' }, { dumpUid: null }, options);
   }
 
-  async createSnapshot(): Promise<SummarizedTask> {
+  async createSnapshot(options: WriteOptions = {}): Promise<SummarizedTask> {
     await this.installed;
-    return this.engine.enqueue('snapshotCreation', null, { kind: 'operation' }, null);
+    return this.engine.enqueue('snapshotCreation', null, { kind: 'operation' }, null, options);
   }
 
   /** Enqueue the upgrade task unless one is already waiting or running. */

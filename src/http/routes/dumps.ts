@@ -1,6 +1,7 @@
 /** `POST /dumps`: enqueue a `dumpCreation` task (the file lands in the server's dump directory). */
 import type { FastifyInstance } from 'fastify';
 import type { Ops } from '../../engine/ops/service.js';
+import { writeOptions } from '../query-params.js';
 import { addRoute } from '../route.js';
 import type { RouteModule } from './index.js';
 
@@ -10,9 +11,9 @@ export function dumpRoutes(ops: Pick<Ops, 'createDump'>): RouteModule {
       method: 'POST',
       url: '/dumps',
       action: 'dumps.create',
-      handler: async ({ reply }) => {
+      handler: async ({ reply, query }) => {
         reply.code(202);
-        return ops.createDump();
+        return ops.createDump(writeOptions(query));
       },
     });
   };

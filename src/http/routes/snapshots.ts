@@ -1,6 +1,7 @@
 /** `POST /snapshots`: enqueue a `snapshotCreation` task (`<snapshot-dir>/<db-name>.snapshot`). */
 import type { FastifyInstance } from 'fastify';
 import type { Ops } from '../../engine/ops/service.js';
+import { writeOptions } from '../query-params.js';
 import { addRoute } from '../route.js';
 import type { RouteModule } from './index.js';
 
@@ -10,9 +11,9 @@ export function snapshotRoutes(ops: Pick<Ops, 'createSnapshot'>): RouteModule {
       method: 'POST',
       url: '/snapshots',
       action: 'snapshots.create',
-      handler: async ({ reply }) => {
+      handler: async ({ reply, query }) => {
         reply.code(202);
-        return ops.createSnapshot();
+        return ops.createSnapshot(writeOptions(query));
       },
     });
   };
