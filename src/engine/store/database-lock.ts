@@ -79,7 +79,16 @@ export function lockDatabase(root: string): DatabaseLock {
   }
   // only the holder writes its pid, so a reader of the file only ever sees the live holder's
   ftruncateSync(fd, 0);
-  writeSync(fd, `${process.pid}\n`);
+  try {
+    writeSync(fd, `${process.pid}\n`);
+  } catch (error) {
+    // the pid only names the holder in others' errors: a full disk must not keep the database
+    // from opening (it comes up serving reads); the lock itself is the kernel's, not the file's
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') {
+      closeSync(fd);
+      throw error;
+    }
+  }
   held.set(key, { fd, count: 1 });
   return once(key);
 }
