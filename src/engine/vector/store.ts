@@ -135,6 +135,8 @@ export class VectorStore {
   private doomed: number[] = [];
   /** The databases hold vectors of another configuration (see `reload`). */
   private stale = false;
+  /** Stale by the distance alone: the vectors stay, the graph is linked again (see `relink`). */
+  private relinkable = false;
   /** Inside `batch`: the merge check and the generation token wait for its end. */
   private batching = false;
   /** Pending slots added in the current batch, with their vectors (their pending keys are written at its end, if they stay pending). */
@@ -259,7 +261,29 @@ export class VectorStore {
   }
 
   private dropStale(): void {
-    if (this.stale) this.clear();
+    if (!this.stale) return;
+    if (this.relinkable) this.relink();
+    else this.clear();
+  }
+
+  /**
+   * The vectors were linked under another distance: keep them (and their documents), drop the
+   * graph, and link them again with this one (they become pending and merge as new vectors do).
+   */
+  private relink(): void {
+    const saved = this.meta.get('state') as State;
+    for (const db of [this.codes, this.links, this.meta]) db.clearSync();
+    const state = this.emptyState();
+    state.nextSlot = saved.nextSlot;
+    state.vectors = saved.vectors;
+    this.reload(state);
+    for (const { value } of this.docs.getRange()) {
+      for (const slot of u32s(value)) {
+        this.pending.add(slot);
+        this.fresh.set(slot, this.exact(slot));
+        this.uncoded.push(slot);
+      }
+    }
   }
 
   /** Drop every vector. Call inside `store.write`. */
@@ -578,27 +602,30 @@ export class VectorStore {
     this.reload(this.meta.get('state') as State | undefined);
   }
 
+  private emptyState(): State {
+    return {
+      version: 1,
+      dimensions: this.dimensions,
+      distance: this.distance,
+      binaryQuantized: this.binaryQuantized,
+      M: BUILD.M,
+      efConstruction: BUILD.efConstruction,
+      gen: -2,
+      entry: -1,
+      maxLevel: -1,
+      nextSlot: 0,
+      scale: null,
+      vectors: 0,
+    };
+  }
+
   private reload(saved: State | undefined): void {
     // Vectors stored under another configuration (dimensions, distance, quantization) cannot be
     // searched with this one: the store reads as empty and the next write drops them.
     this.stale = !!saved && (saved.dimensions !== this.dimensions || saved.distance !== this.distance || saved.binaryQuantized !== this.binaryQuantized);
+    this.relinkable = this.stale && saved!.dimensions === this.dimensions && saved!.binaryQuantized === this.binaryQuantized;
     if (this.stale) saved = undefined;
-    const state: State = saved
-      ? { ...saved }
-      : {
-          version: 1,
-          dimensions: this.dimensions,
-          distance: this.distance,
-          binaryQuantized: this.binaryQuantized,
-          M: BUILD.M,
-          efConstruction: BUILD.efConstruction,
-          gen: -2,
-          entry: -1,
-          maxLevel: -1,
-          nextSlot: 0,
-          scale: null,
-          vectors: 0,
-        };
+    const state: State = saved ? { ...saved } : this.emptyState();
     this.state = state;
     this.gen = this.stale ? (this.meta.get('gen') as number) : state.gen;
     this.quantizer = new Quantizer(this.distance, this.dimensions, this.binaryQuantized, state.scale ?? 1);
