@@ -26,6 +26,8 @@
  * pending codes yield candidates by code distance, and the best of them are re-ranked with the
  * exact vectors read from the store.
  */
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
 import type { Database } from 'lmdb';
 import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
@@ -101,6 +103,23 @@ function mergeScored(a: Scored | null, b: Scored | null): Scored {
   return { ids, dists };
 }
 
+/** Environments whose pages were read ahead in this process. */
+const prefetched = new Set<string>();
+
+/**
+ * Read the index environment's file ahead, in the background: the reads run on libuv's thread
+ * pool and only fill the page cache that LMDB's memory map is served from, so the first searches
+ * find the graph's pages resident, and neither startup nor searches wait for it. Once per
+ * environment and process.
+ */
+function prefetch(dir: string): void {
+  if (prefetched.has(dir)) return;
+  prefetched.add(dir);
+  const stream = createReadStream(join(dir, 'data.mdb'), { highWaterMark: 1 << 20 });
+  stream.on('data', () => {});
+  stream.on('error', () => {}); // a missing or unreadable file only means no read-ahead
+}
+
 function u32s(buf: Uint8Array): Uint32Array {
   const copy = new Uint8Array(buf.length);
   copy.set(buf);
@@ -162,7 +181,7 @@ export class VectorStore {
     this.scratch = new Float32Array(this.dimensions);
     this.scratchBytes = new Uint8Array(this.scratch.buffer);
     this.sync();
-    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.prefetch();
+    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') prefetch(store.path);
   }
 
   // --- public API -----------------------------------------------------------------------------
@@ -682,14 +701,6 @@ export class VectorStore {
     for (let s = state.nextSlot - 1; s >= 0; s--) if (!used[s]) this.free.push(s);
     this.limbo = [];
     this.doomed = [];
-  }
-
-  /** Touch every stored vector page so that the first re-rankings do not fault. */
-  private prefetch(): void {
-    let sum = 0;
-    for (const { value } of this.vec.getRange()) sum += value[0] ?? 0;
-    for (const { value } of this.links.getRange()) sum += value[0] ?? 0;
-    if (sum < 0) throw new Error('unreachable');
   }
 
   /** RAM held by the graph, its codes and the pending index, in bytes (for stats and benchmarks). */
