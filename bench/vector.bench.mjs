@@ -1,310 +1,341 @@
 #!/usr/bin/env node
 /**
- * Vector store benchmark on GloVe-100 (../shared/data/glove-100): our disk-backed HNSW beside
- * hnswlib-node, in the same run, each engine in its own child process so that RSS is per engine.
+ * Vector search as users get it: GloVe-100 (../shared/data/glove-100) sent as documents with
+ * `_vectors` to a `userProvided` embedder through the `Engine` API (task pipeline, defaults),
+ * for each ingestion pattern, beside hnswlib-node built on the same final vectors in the same run
+ * (each engine in its own child process).
  *
- *   npm run build && node bench/vector.bench.mjs      (VECTOR_BENCH_N=50000 for a quicker run)
+ *   npm run build && node bench/vector.bench.mjs
+ *   VECTOR_BENCH_PATTERNS=25k,delete node bench/vector.bench.mjs     (a subset of the patterns)
  *
- * Both engines build with the same M and efConstruction (our self-tuned values). Recall@10 is
- * against the data set's exact top-100; QPS is single-threaded over the 1,000 queries; the
- * serving RSS is measured after opening the built index from disk and answering every query.
- * Every figure is reported as a ratio against hnswlib-node.
+ * Patterns (50,000 vectors unless said): 2 payloads of 25k, 10 of 5k, 100 of 500, 10 of 5k then
+ * 30% deleted, 10 of 5k then 30% of the vectors replaced by others, 200k in 10 payloads of 20k;
+ * then the first search after a restart, with and without VECTORSTORE_READER_PREFETCH_MEMORY,
+ * and recall per distance metric (vectors given deterministic lengths so that the metrics
+ * disagree). Recall@10 is against brute force over the final vectors, with the pattern's metric.
+ * Our QPS runs the 1,000 queries after 100 warm-up searches (the same ones: the store calibrates
+ * its beam on the searches it serves); hnswlib-node's is taken at our recall, interpolated
+ * between the efs around it. Builds: documents per second through the task pipeline (ours:
+ * parsing, storing the documents, the task store) against hnswlib-node's inserts per second.
+ * The machine is shared and noisy: read ratios, not absolute figures.
  */
 import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
-import { join, dirname } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const DATA = join(here, '..', '..', 'shared', 'data', 'glove-100');
+/** ../shared/data/glove-100 beside the project (looked for upwards: a worktree sits deeper). */
+function dataDir() {
+  for (let dir = join(here, '..'); dir !== dirname(dir); dir = dirname(dir)) {
+    const candidate = join(dirname(dir), 'shared', 'data', 'glove-100');
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error('GloVe-100 not found in ../shared/data/glove-100');
+}
+const DATA = process.env.VECTOR_BENCH_DATA ?? dataDir();
 const DIST = process.env.VECTOR_BENCH_DIST ?? join(here, '..', 'dist', 'src', 'engine');
 const DIM = 100;
 const K = 10;
+const WARMUP = 100;
+const M = 16;
+const EF_CONSTRUCTION = 64;
 
-/** The data set; `withBase` false leaves the 80 MB base out (serving children must not hold it). */
-function loadData(n, withBase = true) {
+const PATTERNS = {
+  '25k': { n: 50_000, payloads: 2 },
+  '5k': { n: 50_000, payloads: 10 },
+  '500': { n: 50_000, payloads: 100 },
+  delete: { n: 50_000, payloads: 10, then: 'delete' },
+  update: { n: 50_000, payloads: 10, then: 'update' },
+  '200k': { n: 200_000, payloads: 10 },
+  restart: { n: 50_000, payloads: 10, restart: true },
+  euclidean: { n: 50_000, payloads: 10, distance: 'euclidean', lengths: true },
+  dot: { n: 50_000, payloads: 10, distance: 'dot', lengths: true },
+  hamming: { n: 50_000, payloads: 10, distance: 'hamming' },
+};
+
+function loadData() {
   const meta = JSON.parse(readFileSync(join(DATA, 'meta.json'), 'utf8'));
-  const b = withBase ? readFileSync(join(DATA, 'base.f32')) : Buffer.alloc(0);
+  const b = readFileSync(join(DATA, 'base.f32'));
   const q = readFileSync(join(DATA, 'queries.f32'));
-  const g = readFileSync(join(DATA, 'gt.i32'));
-  const base = new Float32Array(b.buffer, b.byteOffset, withBase ? n * DIM : 0);
-  const queries = new Float32Array(q.buffer, q.byteOffset, q.byteLength / 4);
-  const gt = new Int32Array(g.buffer, g.byteOffset, g.byteLength / 4);
-  return { meta, base, queries, gt, nQuery: meta.nQuery, gtK: meta.k };
+  return {
+    nBase: meta.nBase,
+    base: new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4),
+    queries: new Float32Array(q.buffer, q.byteOffset, q.byteLength / 4),
+    nQuery: meta.nQuery,
+  };
 }
 
-/** Exact top-10 per query: from the data set when the whole base is used, else brute force. */
-function truth(data, n) {
+const chosen = (i, percent) => ((i * 2654435761) >>> 0) % 100 < percent;
+
+/**
+ * The final documents of a pattern (id -> base row) and its steps: payloads of [id, row] pairs
+ * to add, or ids to delete. Vectors of
+ * the metric patterns get a length in [0.5, 2) from their id, so euclidean and dot disagree
+ * with cosine.
+ */
+function plan(p, nBase) {
+  const rows = new Map();
+  for (let i = 0; i < p.n; i++) rows.set(i, i);
+  const steps = [];
+  const per = Math.ceil(p.n / p.payloads);
+  for (let s = 0; s < p.n; s += per) steps.push({ add: Array.from({ length: Math.min(per, p.n - s) }, (_, j) => [s + j, s + j]) });
+  if (p.then === 'delete') {
+    const gone = [...rows.keys()].filter((i) => chosen(i, 30));
+    for (const i of gone) rows.delete(i);
+    steps.push({ delete: gone });
+  }
+  if (p.then === 'update') {
+    const changed = [...rows.keys()].filter((i) => chosen(i, 30));
+    // replaced by rows the pattern never used, so that each document moves somewhere else
+    changed.forEach((id, j) => rows.set(id, (p.n + j) % nBase));
+    steps.push({ add: changed.map((id) => [id, rows.get(id)]) });
+  }
+  return { rows, steps };
+}
+
+function vectorOf(data, p, id, row) {
+  const v = data.base.subarray(row * DIM, (row + 1) * DIM);
+  if (!p.lengths) return v;
+  const length = 0.5 + (((id * 2246822519) >>> 0) % 1500) / 1000;
+  return v.map((x) => x * length);
+}
+
+function distanceFn(metric) {
+  switch (metric) {
+    case 'euclidean':
+      return (a, b) => {
+        let s = 0;
+        for (let i = 0; i < DIM; i++) s += (a[i] - b[i]) ** 2;
+        return s;
+      };
+    case 'dot':
+      return (a, b) => {
+        let s = 0;
+        for (let i = 0; i < DIM; i++) s -= a[i] * b[i];
+        return s;
+      };
+    case 'hamming':
+      return (a, b) => {
+        let s = 0;
+        for (let i = 0; i < DIM; i++) if (a[i] > 0 !== b[i] > 0) s++;
+        return s;
+      };
+    default:
+      return (a, b) => {
+        let ab = 0;
+        let bb = 0;
+        for (let i = 0; i < DIM; i++) {
+          ab += a[i] * b[i];
+          bb += b[i] * b[i];
+        }
+        return -ab / Math.sqrt(bb);
+      };
+  }
+}
+
+/**
+ * Exact top-10 ids per query. Hamming distances tie a lot: the true set is every id within the
+ * 10th distance, and a hit is any returned id in it.
+ */
+function truth(data, p, rows) {
+  const dist = distanceFn(p.distance ?? 'cosine');
+  const ids = [...rows.keys()];
+  const vectors = ids.map((id) => vectorOf(data, p, id, rows.get(id)));
   const out = [];
-  for (let i = 0; i < data.nQuery; i++) {
-    if (n === data.meta.nBase) {
-      out.push(new Set(data.gt.subarray(i * data.gtK, i * data.gtK + K)));
-      continue;
-    }
-    out.push(new Set(exactTopK(data, i, Array.from({ length: n }, (_, j) => j))));
+  for (let qi = 0; qi < data.nQuery; qi++) {
+    const q = data.queries.subarray(qi * DIM, (qi + 1) * DIM);
+    const scored = vectors.map((v, j) => [dist(q, v), ids[j]]);
+    scored.sort((a, b) => a[0] - b[0]);
+    const kth = scored[K - 1][0];
+    out.push(scored.filter(([d], j) => j < K || (p.distance === 'hamming' && d === kth)).map(([, id]) => id));
   }
   return out;
-}
-
-/** The K rows of `rows` with the highest dot product with query `i`, best first (brute force). */
-function exactTopK(data, i, rows) {
-  const q = data.queries.subarray(i * DIM, (i + 1) * DIM);
-  const best = [];
-  for (const j of rows) {
-    let s = 0;
-    for (let d = 0; d < DIM; d++) s += q[d] * data.base[j * DIM + d];
-    if (best.length < K || s > best[best.length - 1][0]) {
-      best.push([s, j]);
-      best.sort((a, b) => b[0] - a[0]);
-      if (best.length > K) best.pop();
-    }
-  }
-  return best.map((x) => x[1]);
-}
-
-const SELECTIVITIES = [0.5, 0.1, 0.01, 0.001];
-const FILTER_QUERIES = 100;
-
-/** A deterministic pseudo-random subset of the base, unrelated to vector position. */
-function allowedIds(n, selectivity) {
-  const out = [];
-  for (let i = 0; i < n; i++) if (((i * 2654435761) >>> 0) % 100_000 < selectivity * 100_000) out.push(i);
-  return out;
-}
-
-/** Exact top-10 of the first queries within each filter (brute force over the allowed rows). */
-function filteredTruth(data, n) {
-  return SELECTIVITIES.map((selectivity) => {
-    const allowed = allowedIds(n, selectivity);
-    const truths = [];
-    for (let i = 0; i < FILTER_QUERIES; i++) truths.push(exactTopK(data, i, allowed));
-    return { selectivity, truths };
-  });
-}
-
-function runFiltered(data, filtered, n, search) {
-  return filtered.map(({ selectivity, truths }) => {
-    const allowed = allowedIds(n, selectivity);
-    const filter = search.prepare(allowed);
-    let hits = 0;
-    let wanted = 0;
-    const t = performance.now();
-    for (let i = 0; i < FILTER_QUERIES; i++) {
-      const ids = search.run(data.queries.subarray(i * DIM, (i + 1) * DIM), filter);
-      const truth = new Set(truths[i]);
-      wanted += truth.size;
-      for (const id of ids) if (truth.has(id)) hits++;
-    }
-    const seconds = (performance.now() - t) / 1000;
-    return { selectivity, recall: hits / wanted, qps: FILTER_QUERIES / seconds };
-  });
-}
-
-function saveTruth(path, sets) {
-  const flat = new Int32Array(sets.length * K).fill(-1);
-  sets.forEach((s, i) => [...s].forEach((id, j) => (flat[i * K + j] = id)));
-  writeFileSync(path, flat);
-}
-
-function loadTruth(path) {
-  const b = readFileSync(path);
-  const flat = new Int32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-  const out = [];
-  for (let i = 0; i < flat.length / K; i++) out.push(new Set(flat.subarray(i * K, (i + 1) * K)));
-  return out;
-}
-
-function memory() {
-  global.gc?.();
-  const status = readFileSync('/proc/self/status', 'utf8');
-  const kb = (name) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? 0) / 1024;
-  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
-}
-
-function runQueries(data, gts, search) {
-  const nq = data.nQuery;
-  for (let i = 0; i < 100; i++) search(data.queries.subarray(i * DIM, (i + 1) * DIM)); // warm-up
-  let hits = 0;
-  const t = performance.now();
-  for (let i = 0; i < nq; i++) {
-    const ids = search(data.queries.subarray(i * DIM, (i + 1) * DIM));
-    for (const id of ids) if (gts[i].has(id)) hits++;
-  }
-  const seconds = (performance.now() - t) / 1000;
-  return { recall: hits / (nq * K), qps: nq / seconds };
 }
 
 // --- children -------------------------------------------------------------------------------
 
-async function child(role, args) {
-  const n = Number(args.n);
-  const data = loadData(n, role.endsWith('build'));
-  const vec = (i) => data.base.subarray(i * DIM, (i + 1) * DIM);
+function memory() {
+  global.gc?.();
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const mb = (name) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? 0) / 1024;
+  return { rss: mb('VmRSS'), anon: mb('RssAnon') };
+}
+
+function score(results, truths) {
+  let hits = 0;
+  for (let i = 0; i < results.length; i++) {
+    const t = new Set(truths[i]);
+    for (const id of results[i]) if (t.has(id)) hits++;
+  }
+  return hits / (results.length * K);
+}
+
+async function ours(args) {
+  const data = loadData();
+  const p = PATTERNS[args.pattern];
+  const { rows, steps } = plan(p, data.nBase);
+  const truths = JSON.parse(readFileSync(args.truth, 'utf8'));
+  const { Engine } = await import(join(DIST, 'engine.js'));
+  let engine = await Engine.open({ dbPath: args.path, logLevel: 'off' });
+  const wait = async (task) => {
+    const done = await engine.waitForTask((await task).taskUid, { timeoutMs: 3_600_000 });
+    if (done.status !== 'succeeded') throw new Error(JSON.stringify(done.error));
+  };
+  await wait(engine.createIndex('glove', { primaryKey: 'id' }));
+  const embedder = { source: 'userProvided', dimensions: DIM, ...(p.distance ? { distance: p.distance } : {}) };
+  await wait(engine.updateSettings('glove', { embedders: { default: embedder } }));
+  const doc = ([id, row]) => ({ id, _vectors: { default: Array.from(vectorOf(data, p, id, row)) } });
+  // every step is enqueued back to back, as a client sending them would; the build is the time
+  // until the first p.n documents are searchable
+  const t0 = performance.now();
+  const tasks = steps.map((step) => (step.add ? engine.addDocuments('glove', step.add.map(doc), { method: 'replace' }) : engine.deleteDocuments('glove', step.delete)));
+  let buildSeconds = 0;
+  let added = 0;
+  for (let i = 0; i < tasks.length; i++) {
+    await wait(tasks[i]);
+    added += steps[i].add?.length ?? 0;
+    if (added >= p.n && buildSeconds === 0) buildSeconds = (performance.now() - t0) / 1000;
+  }
+  const totalSeconds = (performance.now() - t0) / 1000;
+  const search = async (qi) => {
+    const res = await engine.search('glove', {
+      vector: Array.from(data.queries.subarray(qi * DIM, (qi + 1) * DIM)),
+      hybrid: { embedder: 'default', semanticRatio: 1 },
+      limit: K,
+    });
+    return res.hits.map((h) => h.id);
+  };
+  const out = { docsPerSec: p.n / buildSeconds, totalSeconds };
+  if (p.restart) {
+    // the first search of a fresh process: nothing to rebuild, pages read from the file
+    await engine.close();
+    engine = await Engine.open({ dbPath: args.path, logLevel: 'off' });
+    const t = performance.now();
+    await search(0);
+    out.firstMs = performance.now() - t;
+    const warm = [];
+    for (let i = 1; i < 50; i++) {
+      const s = performance.now();
+      await search(i);
+      warm.push(performance.now() - s);
+    }
+    warm.sort((a, b) => a - b);
+    out.warmMs = warm[warm.length >> 1];
+    await engine.close();
+    return out;
+  }
+  for (let i = 0; i < WARMUP; i++) await search(i);
+  const results = [];
+  const t = performance.now();
+  for (let qi = 0; qi < data.nQuery; qi++) results.push(await search(qi));
+  out.qps = data.nQuery / ((performance.now() - t) / 1000);
+  out.recall = score(results, truths);
+  out.memory = memory();
+  await engine.close();
+  return out;
+}
+
+async function peer(args) {
+  const data = loadData();
+  const p = PATTERNS[args.pattern];
+  const { rows } = plan(p, data.nBase);
+  const truths = JSON.parse(readFileSync(args.truth, 'utf8'));
   const { default: hnswlib } = await import('hnswlib-node');
-  if (role === 'hnsw-build') {
-    const index = new hnswlib.HierarchicalNSW('cosine', DIM);
-    index.initIndex(n, args.M, args.efConstruction, 100);
+  const space = p.distance === 'euclidean' || p.distance === 'hamming' ? 'l2' : p.distance === 'dot' ? 'ip' : 'cosine';
+  const point = (v) => (p.distance === 'hamming' ? Array.from(v, (x) => (x > 0 ? 1 : 0)) : Array.from(v));
+  const index = new hnswlib.HierarchicalNSW(space, DIM);
+  index.initIndex(rows.size, M, EF_CONSTRUCTION, 100);
+  const t0 = performance.now();
+  for (const [id, row] of rows) index.addPoint(point(vectorOf(data, p, id, row)), id);
+  const insertsPerSec = rows.size / ((performance.now() - t0) / 1000);
+  const efs = [32, 64, 100, 150, 200, 300, 400, 600, 800];
+  const curve = [];
+  for (const ef of efs) {
+    index.setEf(ef);
+    for (let i = 0; i < WARMUP; i++) index.searchKnn(point(data.queries.subarray(i * DIM, (i + 1) * DIM)), K);
+    const results = [];
     const t = performance.now();
-    for (let i = 0; i < n; i++) index.addPoint(Array.from(vec(i)), i);
-    const seconds = (performance.now() - t) / 1000;
-    index.writeIndexSync(args.path);
-    return { insertsPerSec: n / seconds, seconds };
+    for (let qi = 0; qi < data.nQuery; qi++) results.push(index.searchKnn(point(data.queries.subarray(qi * DIM, (qi + 1) * DIM)), K).neighbors);
+    curve.push({ ef, qps: data.nQuery / ((performance.now() - t) / 1000), recall: score(results, truths) });
   }
-  if (role === 'ours-build') {
-    const { IndexStore } = await import(join(DIST, 'index', 'store.js'));
-    const { VectorStore } = await import(join(DIST, 'vector', 'store.js'));
-    const store = new IndexStore(args.path);
-    const vs = new VectorStore(store, 'default', { dimensions: DIM, distance: 'cosine' });
-    const batch = 10_000;
-    const t = performance.now();
-    for (let start = 0; start < n; start += batch) {
-      store.write(() => {
-        for (let i = start; i < Math.min(n, start + batch); i++) vs.upsert(i, [vec(i)]);
-        if (start + batch >= n) vs.flush();
-      });
-    }
-    const seconds = (performance.now() - t) / 1000;
-    await store.close();
-    return { insertsPerSec: n / seconds, seconds };
-  }
-  const gts = loadTruth(args.truth);
-  if (role === 'hnsw-serve') {
-    const floor = memory();
-    const index = new hnswlib.HierarchicalNSW('cosine', DIM);
-    index.readIndexSync(args.path);
-    const rows = [];
-    for (const ef of args.efs) {
-      index.setEf(ef);
-      rows.push({ ef, ...runQueries(data, gts, (q) => index.searchKnn(Array.from(q), K).neighbors) });
-    }
-    const mem = memory();
-    index.setEf(128);
-    const filtered = runFiltered(data, JSON.parse(readFileSync(args.filtered, 'utf8')), n, {
-      prepare: (ids) => new Set(ids),
-      run: (q, set) => index.searchKnn(Array.from(q), K, (label) => set.has(label)).neighbors,
-    });
-    return { rows, memory: mem, floor, filtered };
-  }
-  if (role === 'ours-serve') {
-    const { IndexStore } = await import(join(DIST, 'index', 'store.js'));
-    const { VectorStore } = await import(join(DIST, 'vector', 'store.js'));
-    const { efSearch } = await import(join(DIST, 'vector', 'params.js'));
-    const { RoaringBitmap32 } = await import(join(DIST, 'index', 'store.js'));
-    const floor = memory();
-    const store = new IndexStore(args.path);
-    const vs = new VectorStore(store, 'default', { dimensions: DIM, distance: 'cosine' });
-    const rows = [];
-    const rerank = process.env.VECTOR_BENCH_RERANK ? Number(process.env.VECTOR_BENCH_RERANK) : undefined;
-    for (const ef of args.efs) rows.push({ ef, ...runQueries(data, gts, (q) => vs.search(q, K, undefined, { ef, rerank }).map((h) => h.docid)) });
-    const auto = { ef: efSearch(K, n), ...runQueries(data, gts, (q) => vs.search(q, K).map((h) => h.docid)) };
-    const mem = memory();
-    const filtered = runFiltered(data, JSON.parse(readFileSync(args.filtered, 'utf8')), n, {
-      prepare: (ids) => new RoaringBitmap32(ids),
-      run: (q, bitmap) => vs.search(q, K, bitmap).map((h) => h.docid),
-    });
-    await store.close();
-    return { rows, auto, memory: mem, floor, graphBytes: vs.memoryBytes, filtered };
-  }
-  throw new Error(`unknown role ${role}`);
+  return { insertsPerSec, curve };
 }
 
 function spawn(role, args) {
   return new Promise((resolve, reject) => {
-    const p = fork(fileURLToPath(import.meta.url), ['--child', role, JSON.stringify(args)], {
-      execArgv: ['--expose-gc'],
+    const child = fork(fileURLToPath(import.meta.url), ['--child', role, JSON.stringify(args)], {
+      execArgv: [],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, ...(args.env ?? {}) },
     });
-    p.on('message', resolve);
-    p.on('exit', (code) => code !== 0 && reject(new Error(`${role} exited with ${code}`)));
+    child.on('message', resolve);
+    child.on('exit', (code) => code !== 0 && reject(new Error(`${role} exited with ${code}`)));
   });
 }
 
-/** QPS of hnswlib at recall 0.95, interpolated between the two efs that bracket it. */
-function qpsAtRecall(rows, target) {
-  const sorted = [...rows].sort((a, b) => a.recall - b.recall);
+/** The peer's QPS at `recall`, interpolated on its curve; its best point when it never gets there. */
+function peerAt(curve, recall) {
+  const sorted = [...curve].sort((a, b) => a.recall - b.recall);
   for (let i = 1; i < sorted.length; i++) {
     const lo = sorted[i - 1];
     const hi = sorted[i];
-    if (lo.recall <= target && hi.recall >= target) {
-      const f = (target - lo.recall) / Math.max(1e-9, hi.recall - lo.recall);
-      return lo.qps + f * (hi.qps - lo.qps);
+    if (lo.recall <= recall && hi.recall >= recall) {
+      const f = (recall - lo.recall) / Math.max(1e-9, hi.recall - lo.recall);
+      return { qps: lo.qps + f * (hi.qps - lo.qps), reached: true };
     }
   }
-  return sorted.find((r) => r.recall >= target)?.qps ?? NaN;
+  const best = sorted[sorted.length - 1];
+  return best.recall >= recall ? { qps: sorted[0].qps, reached: true } : { qps: best.qps, recall: best.recall, reached: false };
 }
 
 async function main() {
-  const n = Number(process.env.VECTOR_BENCH_N ?? 200_000);
-  const { BUILD } = await import(join(DIST, 'vector', 'params.js'));
-  // VECTOR_BENCH_DIR keeps the built indexes (and reuses them when present) between runs.
-  const keep = process.env.VECTOR_BENCH_DIR;
-  const dir = keep ?? mkdtempSync(join(tmpdir(), 'vector-bench-'));
-  mkdirSync(dir, { recursive: true });
-  const builtPath = join(dir, 'build.json');
-  const truthPath = join(dir, 'truth.i32');
-  const full = loadData(n);
-  saveTruth(truthPath, truth(full, n));
-  const filteredPath = join(dir, 'filtered.json');
-  writeFileSync(filteredPath, JSON.stringify(filteredTruth(full, n)));
-  const common = { n, M: BUILD.M, efConstruction: BUILD.efConstruction, truth: truthPath, filtered: filteredPath };
+  const names = (process.env.VECTOR_BENCH_PATTERNS ?? Object.keys(PATTERNS).join(',')).split(',');
+  const data = loadData();
+  const dir = mkdtempSync(join(tmpdir(), 'vector-bench-'));
+  console.log(`vector bench: GloVe-100 through the Engine API, ${cpus().length} cores, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  const table = [['pattern', 'recall@10', 'QPS (ratio to hnswlib at our recall)', 'build docs/s (ratio to hnswlib inserts/s)', 'notes']];
   try {
-    console.log(`vector bench: GloVe-100, ${n} base vectors, ${cpus().length} cores, M=${BUILD.M}, efConstruction=${BUILD.efConstruction}`);
-    let hb;
-    let ob;
-    if (keep && existsSync(builtPath)) {
-      ({ hb, ob } = JSON.parse(readFileSync(builtPath, 'utf8')));
-      console.log('  (reusing the indexes built earlier in', dir, ')');
-    } else {
-      hb = await spawn('hnsw-build', { ...common, path: join(dir, 'hnsw.idx') });
-      ob = await spawn('ours-build', { ...common, path: join(dir, 'ours') });
-      writeFileSync(builtPath, JSON.stringify({ hb, ob }));
+    for (const name of names) {
+      const p = PATTERNS[name];
+      if (!p) throw new Error(`unknown pattern ${name} (known: ${Object.keys(PATTERNS).join(', ')})`);
+      const { rows } = plan(p, data.nBase);
+      const truthPath = join(dir, `${name}.truth.json`);
+      writeFileSync(truthPath, JSON.stringify(truth(data, p, rows)));
+      if (p.restart) {
+        for (const prefetch of [false, true]) {
+          const o = await spawn('ours', { pattern: name, truth: truthPath, path: join(dir, `${name}-${prefetch}`), env: prefetch ? { VECTORSTORE_READER_PREFETCH_MEMORY: 'true' } : {} });
+          const row = [`first search after restart${prefetch ? ', prefetch on' : ''}`, '-', '-', '-', `${o.firstMs.toFixed(1)} ms, warm median ${o.warmMs.toFixed(2)} ms (${(o.firstMs / o.warmMs).toFixed(1)}x)`];
+          console.log(row.join(' | '));
+          table.push(row);
+        }
+        continue;
+      }
+      const o = await spawn('ours', { pattern: name, truth: truthPath, path: join(dir, name) });
+      const h = await spawn('peer', { pattern: name, truth: truthPath });
+      const at = peerAt(h.curve, o.recall);
+      const peerNote = at.reached ? '' : `hnswlib's best: recall ${at.recall.toFixed(4)} at ef 800`;
+      const row = [
+        `${name}: ${p.n.toLocaleString('en')} in ${p.payloads} payloads${p.then ? `, then ${p.then} 30%` : ''}${p.distance ? `, ${p.distance}` : ''}`,
+        o.recall.toFixed(4),
+        `${o.qps.toFixed(0)} (${(o.qps / at.qps).toFixed(2)}x)`,
+        `${o.docsPerSec.toFixed(0)} (${(o.docsPerSec / h.insertsPerSec).toFixed(2)}x)`,
+        [peerNote, `RssAnon ${o.memory.anon.toFixed(0)} MB`].filter(Boolean).join('; '),
+      ];
+      console.log(row.join(' | '));
+      table.push(row);
     }
-    console.log(`  hnswlib-node build: ${hb.insertsPerSec.toFixed(0)} inserts/s`);
-    console.log(`  our store build:    ${ob.insertsPerSec.toFixed(0)} inserts/s`);
-    const efs = (process.env.VECTOR_BENCH_EFS ?? '32,64,100,128,160,200,300').split(',').map(Number);
-    const hs = await spawn('hnsw-serve', { ...common, path: join(dir, 'hnsw.idx'), efs });
-    const os = await spawn('ours-serve', { ...common, path: join(dir, 'ours'), efs });
-    const fmt = (r) => `recall ${r.recall.toFixed(4)} qps ${r.qps.toFixed(0)}`;
-    for (let i = 0; i < efs.length; i++) console.log(`  ef ${String(efs[i]).padStart(3)}  hnswlib ${fmt(hs.rows[i])}   ours ${fmt(os.rows[i])}`);
-    const peerQps = qpsAtRecall(hs.rows, 0.95);
-    const peerAtSameRecall = qpsAtRecall(hs.rows, Math.min(os.auto.recall, hs.rows.reduce((m, r) => Math.max(m, r.recall), 0)));
-    const mb = (x) => `${x.toFixed(0)} MB`;
-    const table = [
-      ['figure', 'ours', 'hnswlib-node', 'ratio', 'target'],
-      ['recall@10 (auto ef)', os.auto.recall.toFixed(4), '-', '-', '>= 0.95'],
-      ['QPS at recall 0.95 (ours: auto ef ' + os.auto.ef + ')', os.auto.qps.toFixed(0), peerQps.toFixed(0), (os.auto.qps / peerQps).toFixed(2), '>= 0.5'],
-      ['QPS, peer at our recall', os.auto.qps.toFixed(0), peerAtSameRecall.toFixed(0), (os.auto.qps / peerAtSameRecall).toFixed(2), ''],
-      ['build inserts/s', ob.insertsPerSec.toFixed(0), hb.insertsPerSec.toFixed(0), (ob.insertsPerSec / hb.insertsPerSec).toFixed(2), '>= 0.5'],
-      ['serving RSS', mb(os.memory.rss), mb(hs.memory.rss), (os.memory.rss / hs.memory.rss).toFixed(2), '<= 0.5'],
-      ['  of which anonymous', mb(os.memory.anon), mb(hs.memory.anon), (os.memory.anon / hs.memory.anon).toFixed(2), ''],
-      ['  of which file-backed (mmap)', mb(os.memory.file), mb(hs.memory.file), '-', ''],
-      // The process before it opens the index (node, the modules, the query set): the part of the
-      // RSS that no index layout can remove, and what the 0.5x target leaves for the index itself.
-      ['  process floor before opening the index', mb(os.floor.rss), mb(hs.floor.rss), (os.floor.rss / hs.memory.rss).toFixed(2) + ' of the peer\'s RSS', ''],
-      ['  above the floor (the index)', mb(os.memory.rss - os.floor.rss), mb(hs.memory.rss - hs.floor.rss), ((os.memory.rss - os.floor.rss) / (hs.memory.rss - hs.floor.rss)).toFixed(2), ''],
-    ];
-    for (let i = 0; i < SELECTIVITIES.length; i++) {
-      const o = os.filtered[i];
-      const h = hs.filtered[i];
-      table.push([
-        `filtered ${o.selectivity * 100}%: recall@10 / QPS (peer: ef 128 + filter callback)`,
-        `${o.recall.toFixed(4)} / ${o.qps.toFixed(0)}`,
-        `${h.recall.toFixed(4)} / ${h.qps.toFixed(0)}`,
-        `QPS ${(o.qps / h.qps).toFixed(2)}`,
-        'recall >= 0.95',
-      ]);
-    }
-    console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores\n`);
-    for (const row of table) console.log('| ' + row.join(' | ') + ' |');
-    return { n, hb, ob, hs, os, table };
   } finally {
-    if (!keep) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
+  console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, ${cpus().length} cores, M=${M}, efConstruction=${EF_CONSTRUCTION} for both\n`);
+  for (const row of table) console.log('| ' + row.join(' | ') + ' |');
 }
 
 if (process.argv[2] === '--child') {
-  const result = await child(process.argv[3], JSON.parse(process.argv[4]));
+  const [role, args] = [process.argv[3], JSON.parse(process.argv[4])];
+  const result = role === 'ours' ? await ours(args) : await peer(args);
   process.send(result, () => process.exit(0));
 } else {
   await main();

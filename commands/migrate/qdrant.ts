@@ -47,6 +47,10 @@ export default class MigrateQdrant extends ReportingCommand {
     vectors: Flags.string({ description: 'copy vectors (keep), embed again with --embedder-from-settings (reembed), or none (skip)', options: ['keep', 'reembed', 'skip'], default: 'keep' }),
     'embedder-from-settings': Flags.string({ description: 'JSON file: {"embedders": {...}} or the embedders object itself' }),
     'unsupported-vectors': Flags.string({ description: 'Manhattan, sparse and multivectors: skip (reported) or convert (see the mapping table)', options: ['skip', 'convert'], default: 'skip' }),
+    'rank-by-cosine': Flags.boolean({
+      description: 'remote target (Meilisearch has no distance setting): rank Dot and Euclid vectors by cosine instead of stopping',
+      default: false,
+    }),
     'binary-quantized': Flags.boolean({ description: 'map Qdrant binary quantization to binaryQuantized embedders', default: false }),
     'geo-field': Flags.string({ description: 'payload key holding {lat, lon} to map to _geo [default: the first geo payload index]' }),
     resume: Flags.boolean({ description: 'continue from the checkpoint of an interrupted run', default: false }),
@@ -91,6 +95,9 @@ export default class MigrateQdrant extends ReportingCommand {
             unsupported: flags['unsupported-vectors'] as 'skip' | 'convert',
             binaryQuantized: flags['binary-quantized'],
             geoField: flags['geo-field'],
+            // a remote server is taken for a Meilisearch, which has no `distance` setting
+            distanceSetting: flags.url === undefined,
+            rankByCosine: flags['rank-by-cosine'],
           },
           resume: flags.resume,
           swap: flags.swap,

@@ -179,10 +179,17 @@ describe('search migrate qdrant (built CLI)', () => {
     const server = createServer(engine, { logLevel: process.env.MIGRATE_DEBUG ? 'error' : 'off' });
     const { url } = await server.listen('127.0.0.1:0');
     try {
-      const a = await cli(['--collection', 'ledger', '--url', url, '--json'], cwd);
+      // the ledger's vectors use Dot: a remote target (taken for a Meilisearch) has no distance
+      // setting, so the run stops and says what to do unless told to rank by cosine
+      const refused = await cli(['--collection', 'ledger', '--url', url], cwd);
+      expect(refused.exitCode).not.toBe(0);
+      expect(refused.stderr).toMatch(/uses Dot distance.*no distance setting/s);
+      expect(refused.stderr).toMatch(/--rank-by-cosine/);
+      expect(((await (await fetch(`${url}/indexes`)).json()) as { results: unknown[] }).results).toEqual([]);
+      const a = await cli(['--collection', 'ledger', '--url', url, '--json', '--rank-by-cosine'], cwd);
       expect(a.exitCode, a.stderr).toBe(0);
       expect(report(a.stdout).collections[0]!.verification).toMatchObject({ passed: true, documentCount: 120 });
-      const b = await cli(['--collection', 'ledger', '--url', url, '--json', '--swap'], cwd);
+      const b = await cli(['--collection', 'ledger', '--url', url, '--json', '--swap', '--rank-by-cosine'], cwd);
       expect(b.exitCode, b.stderr).toBe(0);
       expect(report(b.stdout).collections[0]!.swapped).toBe(true);
       const client = new SearchClient({ url });

@@ -108,16 +108,32 @@ describe('mapping table', () => {
       }),
       keep,
     );
-    expect(named.settings.embedders).toEqual({ text: { source: 'userProvided', dimensions: 2 }, image: { source: 'userProvided', dimensions: 3 } });
-    expect(named.warnings.join('\n')).toMatch(/Euclid: ranked by cosine/);
+    // the source's metric is carried over: Euclid -> distance euclidean, and no warning
+    expect(named.settings.embedders).toEqual({ text: { source: 'userProvided', dimensions: 2 }, image: { source: 'userProvided', dimensions: 3, distance: 'euclidean' } });
+    expect(named.warnings).toEqual([]);
     const report = new MappingReport();
     const m = new PointMapper(named, report);
     // a point lacking a named vector: the document has no embedding for that embedder
     expect(m.map(point('2', {}, { text: [1, 0] }))).toEqual({ id: '2', _vectors: { text: [1, 0] } });
     expect(report.toJSON().skipped[0]).toMatchObject({ what: 'vector image', count: 1 });
-    // Euclid vectors are checked for unit length
+    // ranked by their own metric, Euclid vectors need not be unit length
     m.map(point('3', {}, { text: [1, 0], image: [3, 4, 0] }));
+    expect(m.norms.get('image')).toBeUndefined();
+  });
+
+  it('a target without the distance setting (remote Meilisearch) stops on Dot and Euclid unless told to rank by cosine', () => {
+    const c = config({ dense: [{ name: 'image', size: 3, distance: 'Euclid', multivector: false, quantization: null }] });
+    const remote = { ...keep, distanceSetting: false };
+    expect(() => planMapping(c, remote)).toThrow(/no distance setting.*--db-path.*--rank-by-cosine/s);
+    const cosine = planMapping(c, { ...remote, rankByCosine: true });
+    expect(cosine.settings.embedders).toEqual({ image: { source: 'userProvided', dimensions: 3 } });
+    expect(cosine.warnings.join('\n')).toMatch(/Euclid: ranked by cosine on the target/);
+    // ranked by cosine, the vectors are checked for unit length
+    const m = new PointMapper(cosine, new MappingReport());
+    m.map(point('3', {}, { image: [3, 4, 0] }));
     expect(m.norms.get('image')).toEqual({ total: 1, notUnit: 1 });
+    const dot = config({ dense: [{ name: null, size: 3, distance: 'Dot', multivector: false, quantization: null }] });
+    expect(planMapping(dot, keep).settings.embedders).toEqual({ default: { source: 'userProvided', dimensions: 3, distance: 'dot' } });
   });
 
   it('Manhattan, sparse and multivectors are reported and skipped unless converted', () => {
@@ -132,16 +148,18 @@ describe('mapping table', () => {
     expect(skipped.settings.embedders).toEqual({});
     expect(skipped.withVector).toBe(false);
     expect(skipped.warnings).toHaveLength(3);
+    expect(skipped.warnings[0]).toMatch(/Manhattan distance, which has no equivalent here: skipped\. To copy it anyway, pass --unsupported-vectors convert .*or re-embed/);
     const conv = planMapping(c, { ...keep, unsupported: 'convert' });
     expect(Object.keys(conv.settings.embedders!)).toEqual(['m', 'colbert']);
+    expect(conv.settings.embedders!.m).toEqual({ source: 'userProvided', dimensions: 2, distance: 'euclidean' });
     const doc = new PointMapper(conv, new MappingReport()).map(point('1', {}, { m: [1, 2], colbert: [[1, 0], [0, 1]], bm: { indices: [3], values: [0.5] } }));
     expect(doc).toEqual({ id: '1', _vectors: { m: [1, 2], colbert: [[1, 0], [0, 1]] }, qdrant_sparse: { bm: { indices: [3], values: [0.5] } } });
   });
 
   it('binary quantization -> binaryQuantized only when asked', () => {
     const c = config({ dense: [{ name: null, size: 8, distance: 'Dot', multivector: false, quantization: 'binary' }] });
-    expect(planMapping(c, keep).settings.embedders!.default).toEqual({ source: 'userProvided', dimensions: 8 });
-    expect(planMapping(c, { ...keep, binaryQuantized: true }).settings.embedders!.default).toEqual({ source: 'userProvided', dimensions: 8, binaryQuantized: true });
+    expect(planMapping(c, keep).settings.embedders!.default).toEqual({ source: 'userProvided', dimensions: 8, distance: 'dot' });
+    expect(planMapping(c, { ...keep, binaryQuantized: true }).settings.embedders!.default).toEqual({ source: 'userProvided', dimensions: 8, distance: 'dot', binaryQuantized: true });
   });
 
   it('--vectors skip drops vectors; reembed needs embedders from settings and adds a template', () => {

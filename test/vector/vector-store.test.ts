@@ -133,6 +133,24 @@ describe('churn, restart and multi-vector documents', () => {
     expect(after).toBeGreaterThanOrEqual(before - 0.01);
   }, 120_000);
 
+  test('pending vectors stored without codes (by an older version) are coded at open and found', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vector-old-pending-'));
+    dirs.push(dir);
+    let store = new IndexStore(dir);
+    let vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    const vectors = baseSubset(1000);
+    fill(vs, store, vectors);
+    const codes = store.openDB<Buffer, number>('vectors:e:codes', { keyEncoding: 'uint32', encoding: 'binary' });
+    store.write(() => {
+      for (let i = 0; i < 1000; i++) codes.removeSync(i);
+    });
+    await store.close();
+    store = new IndexStore(dir);
+    vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    for (const i of [3, 500, 999]) expect(vs.search(vectors[i]!, 1)[0]!.docid).toBe(i);
+    await store.close();
+  });
+
   test('closing and reopening the environment restores graph and pending vectors', async () => {
     const vectors = baseSubset(6000);
     const qs = queries(50);

@@ -22,6 +22,7 @@ export const EMBEDDER_FIELDS = [
   'searchEmbedder',
   'indexingEmbedder',
   'distribution',
+  'distance',
 ] as const;
 export type EmbedderField = (typeof EMBEDDER_FIELDS)[number];
 
@@ -29,16 +30,16 @@ export type EmbedderField = (typeof EMBEDDER_FIELDS)[number];
 export type Nesting = 'top' | 'indexingEmbedder' | 'searchEmbedder';
 
 const TOP_LEVEL: Record<EmbedderSource, readonly EmbedderField[]> = {
-  openAi: ['source', 'model', 'apiKey', 'dimensions', 'documentTemplate', 'documentTemplateMaxBytes', 'url', 'distribution', 'binaryQuantized'],
-  huggingFace: ['source', 'model', 'revision', 'pooling', 'documentTemplate', 'documentTemplateMaxBytes', 'distribution', 'binaryQuantized'],
-  ollama: ['source', 'model', 'url', 'apiKey', 'dimensions', 'documentTemplate', 'documentTemplateMaxBytes', 'distribution', 'binaryQuantized'],
-  userProvided: ['source', 'dimensions', 'distribution', 'binaryQuantized'],
-  rest: ['source', 'url', 'apiKey', 'dimensions', 'documentTemplate', 'documentTemplateMaxBytes', 'request', 'response', 'headers', 'distribution', 'binaryQuantized'],
-  composite: ['source', 'searchEmbedder', 'indexingEmbedder', 'distribution', 'binaryQuantized'],
+  openAi: ['source', 'model', 'apiKey', 'dimensions', 'documentTemplate', 'documentTemplateMaxBytes', 'url', 'distribution', 'binaryQuantized', 'distance'],
+  huggingFace: ['source', 'model', 'revision', 'pooling', 'documentTemplate', 'documentTemplateMaxBytes', 'distribution', 'binaryQuantized', 'distance'],
+  ollama: ['source', 'model', 'url', 'apiKey', 'dimensions', 'documentTemplate', 'documentTemplateMaxBytes', 'distribution', 'binaryQuantized', 'distance'],
+  userProvided: ['source', 'dimensions', 'distribution', 'binaryQuantized', 'distance'],
+  rest: ['source', 'url', 'apiKey', 'dimensions', 'documentTemplate', 'documentTemplateMaxBytes', 'request', 'response', 'headers', 'distribution', 'binaryQuantized', 'distance'],
+  composite: ['source', 'searchEmbedder', 'indexingEmbedder', 'distribution', 'binaryQuantized', 'distance'],
 };
 
 /** Fields that only make sense on the whole embedder, never on a composite's part. */
-const WHOLE_EMBEDDER_ONLY: readonly EmbedderField[] = ['distribution', 'binaryQuantized'];
+const WHOLE_EMBEDDER_ONLY: readonly EmbedderField[] = ['distribution', 'binaryQuantized', 'distance'];
 /** The search side of a composite never renders documents. */
 const TEMPLATE_FIELDS: readonly EmbedderField[] = ['documentTemplate', 'documentTemplateMaxBytes'];
 

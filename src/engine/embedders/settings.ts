@@ -24,6 +24,7 @@ import { DEFAULT_DOCUMENT_TEMPLATE, DEFAULT_DOCUMENT_TEMPLATE_MAX_BYTES, templat
 import { EMBEDDER_SOURCES, type EmbedderSource } from './types.js';
 import { OPENAI_MODELS, DEFAULT_OPENAI_MODEL } from './openAi.js';
 import { DEFAULT_LOCAL_MODEL } from './huggingFace.js';
+import { DISTANCES } from '../vector/distance.js';
 
 /** A validated patch: `null` removes the embedder, fields set to `null` go back to their default. */
 export type EmbeddersPatch = Record<string, Record<string, unknown> | null>;
@@ -130,6 +131,11 @@ function validateField(path: string, name: string, field: EmbedderField, value: 
       return value;
     case 'binaryQuantized':
       if (typeof value !== 'boolean') return typeError(path, 'a boolean', value);
+      return value;
+    case 'distance':
+      // our extension to the reference's settings (see docs/vectors.md): the metric the graph is built and searched with
+      if (typeof value !== 'string') return typeError(path, 'a string', value);
+      if (!(DISTANCES as readonly string[]).includes(value)) fail(`Unknown value \`${value}\` at \`${path}\`: expected one of ${list(DISTANCES)}`);
       return value;
     case 'documentTemplate': {
       if (typeof value !== 'string') return typeError(path, 'a string', value);

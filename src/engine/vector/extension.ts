@@ -55,6 +55,8 @@ export type VectorStoreFactory = (
 interface EmbedderMeta {
   dimensions: number;
   binaryQuantized: boolean;
+  /** The metric the store is built with (absent: cosine, as before the setting existed). */
+  distance?: Distance;
   /** `fingerprint` of the configuration the stored vectors were made with. */
   fingerprint?: string;
   /** Documents with at least one vector, and vectors in total: for index stats. */
@@ -125,12 +127,14 @@ export class VectorsExtension implements IndexExtension {
     return this.state(store).docs.get(stateKey(name, docid));
   }
 
-  private storeFor(store: IndexStore, name: string, meta: { dimensions: number; binaryQuantized: boolean }): VectorStoreLike {
+  private storeFor(store: IndexStore, name: string, meta: { dimensions: number; binaryQuantized: boolean; distance?: Distance }): VectorStoreLike {
     const stores = this.state(store).stores;
-    const key = `${meta.dimensions}/${meta.binaryQuantized}`;
+    const distance = meta.distance ?? 'cosine';
+    const key = `${meta.dimensions}/${meta.binaryQuantized}/${distance}`;
     const cached = stores.get(name);
     if (cached && cached.key === key) return cached.store;
-    const created = this.factory(store, name, { dimensions: meta.dimensions, distance: 'cosine', binaryQuantized: meta.binaryQuantized });
+    // a store opened with another distance than its vectors were linked with re-links them at its next write
+    const created = this.factory(store, name, { dimensions: meta.dimensions, distance, binaryQuantized: meta.binaryQuantized });
     stores.set(name, { key, store: created });
     return created;
   }
@@ -322,6 +326,7 @@ export class VectorsExtension implements IndexExtension {
         if (meta) this.clearEmbedder(store, name);
         meta = { dimensions, binaryQuantized, documents: 0, vectors: 0 };
       }
+      meta.distance = distanceOf(config);
       meta.fingerprint = fingerprint(config);
       const vectorStore = this.storeFor(store, name, meta);
       const plans = prepared.plans.get(name);
@@ -371,7 +376,7 @@ export class VectorsExtension implements IndexExtension {
     for (const name of Object.keys(before.embedders)) if (!(name in after.embedders)) return true;
     for (const [name, config] of Object.entries(after.embedders)) {
       const previous = before.embedders[name];
-      if (!previous || fingerprint(previous) !== fingerprint(config)) return true;
+      if (!previous || fingerprint(previous) !== fingerprint(config) || distanceOf(previous) !== distanceOf(config)) return true;
       // the default template shows searchable fields only: their list decides the text
       if (usesSearchable(config) && JSON.stringify(before.searchableAttributes) !== JSON.stringify(after.searchableAttributes)) return true;
     }
@@ -443,12 +448,18 @@ function renderFor(doc: Document, config: EmbedderSettings, settings: Settings):
  */
 function fingerprint(config: EmbedderSettings): string {
   const strip = (c: Record<string, unknown>): Record<string, unknown> => {
-    // a composite's search side only embeds queries: documents' vectors come from the indexing side
-    const { apiKey: _k, distribution: _d, headers: _h, searchEmbedder: _s, ...rest } = c;
+    // a composite's search side only embeds queries: documents' vectors come from the indexing side;
+    // the distance changes how vectors are linked, not the vectors (the store re-links them)
+    const { apiKey: _k, distribution: _d, headers: _h, searchEmbedder: _s, distance: _m, ...rest } = c;
     if (rest.indexingEmbedder && typeof rest.indexingEmbedder === 'object') rest.indexingEmbedder = strip(rest.indexingEmbedder as Record<string, unknown>);
     return rest;
   };
   return stableJson(strip(config));
+}
+
+/** The embedder's `distance` setting (our extension), cosine by default. */
+function distanceOf(config: EmbedderSettings): Distance {
+  return (config.distance as Distance | undefined) ?? 'cosine';
 }
 
 function usesSearchable(config: EmbedderSettings): boolean {

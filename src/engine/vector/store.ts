@@ -5,7 +5,7 @@
  *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, ...}; 'gen' -> gen;
  *                       'pending:<slot>' -> true for vectors not yet linked in the graph
  *   vectors:<e>:vec     slot -> exact vector (f32 LE, or packed bits when binary quantized)
- *   vectors:<e>:codes   slot -> compact code the graph is traversed on
+ *   vectors:<e>:codes   slot -> compact code the graph is traversed on (pending vectors' too)
  *   vectors:<e>:links   slot * 16 + layer -> neighbour slots (u32 LE)
  *   vectors:<e>:docs    docid -> slots of the document's vectors (u32 LE)
  *
@@ -15,26 +15,30 @@
  * the one in RAM (a write transaction threw and rolled back), RAM is reloaded from the store,
  * so an aborted transaction leaves the graph exactly as it was.
  *
- * New vectors are persisted at once and marked pending; searches see them through a temporary
- * hnswlib index (pending.ts, built lazily); they are linked into the graph when they reach a
- * threshold (or on `flush`), touching only the neighbourhoods they join. Deleted vectors leave
+ * New vectors are persisted at once, with their codes, and marked pending; searches scan their
+ * codes exactly (pending.ts); they are linked into the graph when they reach a threshold (or on
+ * `flush`), touching only the neighbourhoods they join. Deleted vectors leave
  * the graph in one repair pass before the next search or merge (their neighbours are re-linked
  * among their surviving neighbours), so searches never see them and no tombstone is kept.
  *
- * Searching: the query is coded like the vectors, the graph (or, for a small filter, an exact
- * scan of the allowed codes) yields candidates by code distance, and the best of them are
- * re-ranked with the exact vectors read from the store.
+ * Searching: the query is coded like the vectors, the graph (or an exact scan of the codes, for
+ * a small filter, a small graph, or a graph the walk serves badly: tuner.ts) and the scan of the
+ * pending codes yield candidates by code distance, and the best of them are re-ranked with the
+ * exact vectors read from the store.
  */
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
 import type { Database } from 'lmdb';
 import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
 import { exactDistance, norm, similarity, type Distance } from './distance.js';
 import { DocSlots } from './doc-slots.js';
-import { Graph } from './graph.js';
+import { Graph, type Scored } from './graph.js';
 import { BUILD, efSearch, mergeThreshold, preferScan, rerankCount } from './params.js';
-import { PendingIndex } from './pending.js';
+import { PendingSlots } from './pending.js';
 import { int8Scale, packBits, Quantizer, unpackBits } from './quantizer.js';
 import { QUERY_PTR } from './simd.js';
+import { BeamTuner } from './tuner.js';
 
 export interface VectorStoreConfig {
   dimensions: number;
@@ -60,14 +64,60 @@ interface State {
   maxLevel: number;
   nextSlot: number;
   scale: number | null;
+  /**
+   * How many vectors the int8 scale was fitted on. The first batch fixes a provisional scale
+   * (pending codes need one at once); the first merge refits it on a full sample. Absent in
+   * stores written before: their scale is final.
+   */
+  scaleSample?: number;
   vectors: number;
 }
+
+/** Vectors the int8 scale is fitted on. */
+const SCALE_SAMPLE = 2000;
 
 const PENDING = 'pending:';
 const LAYERS = 16;
 
 function bytesOf(a: ArrayBufferView): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** Two closest-first candidate lists as one. */
+function mergeScored(a: Scored | null, b: Scored | null): Scored {
+  if (!a) return b ?? { ids: [], dists: [] };
+  if (!b) return a;
+  const ids: number[] = [];
+  const dists: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.ids.length || j < b.ids.length) {
+    if (j >= b.ids.length || (i < a.ids.length && a.dists[i]! <= b.dists[j]!)) {
+      ids.push(a.ids[i]!);
+      dists.push(a.dists[i++]!);
+    } else {
+      ids.push(b.ids[j]!);
+      dists.push(b.dists[j++]!);
+    }
+  }
+  return { ids, dists };
+}
+
+/** Environments whose pages were read ahead in this process. */
+const prefetched = new Set<string>();
+
+/**
+ * Read the index environment's file ahead, in the background: the reads run on libuv's thread
+ * pool and only fill the page cache that LMDB's memory map is served from, so the first searches
+ * find the graph's pages resident, and neither startup nor searches wait for it. Once per
+ * environment and process.
+ */
+function prefetch(dir: string): void {
+  if (prefetched.has(dir)) return;
+  prefetched.add(dir);
+  const stream = createReadStream(join(dir, 'data.mdb'), { highWaterMark: 1 << 20 });
+  stream.on('data', () => {});
+  stream.on('error', () => {}); // a missing or unreadable file only means no read-ahead
 }
 
 function u32s(buf: Uint8Array): Uint32Array {
@@ -92,7 +142,10 @@ export class VectorStore {
   private state!: State;
   private quantizer!: Quantizer;
   private graph!: Graph;
-  private pending!: PendingIndex;
+  private pending!: PendingSlots;
+  private readonly tuner = new BeamTuner();
+  /** Slots of the current batch whose codes are not written yet (see `codeFresh`). */
+  private uncoded: number[] = [];
   private docSlots = new DocSlots();
   private docBitmap: Bitmap = new RoaringBitmap32();
   private free: number[] = [];
@@ -101,6 +154,8 @@ export class VectorStore {
   private doomed: number[] = [];
   /** The databases hold vectors of another configuration (see `reload`). */
   private stale = false;
+  /** Stale by the distance alone: the vectors stay, the graph is linked again (see `relink`). */
+  private relinkable = false;
   /** Inside `batch`: the merge check and the generation token wait for its end. */
   private batching = false;
   /** Pending slots added in the current batch, with their vectors (their pending keys are written at its end, if they stay pending). */
@@ -126,7 +181,7 @@ export class VectorStore {
     this.scratch = new Float32Array(this.dimensions);
     this.scratchBytes = new Uint8Array(this.scratch.buffer);
     this.sync();
-    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.prefetch();
+    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') prefetch(store.path);
   }
 
   // --- public API -----------------------------------------------------------------------------
@@ -162,6 +217,7 @@ export class VectorStore {
     try {
       fn();
       this.batching = false;
+      this.codeFresh();
       if (this.pending.size >= mergeThreshold(this.graph.size)) this.merge();
       for (const slot of this.fresh.keys()) this.meta.putSync(PENDING + slot, true);
       this.fresh.clear();
@@ -176,6 +232,7 @@ export class VectorStore {
         // the transaction is failing anyway
       }
       this.fresh.clear();
+      this.uncoded = [];
       this.gen = -3;
       throw error;
     }
@@ -193,6 +250,7 @@ export class VectorStore {
       const slot = this.allocate();
       this.vec.putSync(slot, this.encodeExact(v));
       this.fresh.set(slot, v);
+      this.uncoded.push(slot);
       this.pending.add(slot);
       slots.push(slot);
     }
@@ -222,7 +280,29 @@ export class VectorStore {
   }
 
   private dropStale(): void {
-    if (this.stale) this.clear();
+    if (!this.stale) return;
+    if (this.relinkable) this.relink();
+    else this.clear();
+  }
+
+  /**
+   * The vectors were linked under another distance: keep them (and their documents), drop the
+   * graph, and link them again with this one (they become pending and merge as new vectors do).
+   */
+  private relink(): void {
+    const saved = this.meta.get('state') as State;
+    for (const db of [this.codes, this.links, this.meta]) db.clearSync();
+    const state = this.emptyState();
+    state.nextSlot = saved.nextSlot;
+    state.vectors = saved.vectors;
+    this.reload(state);
+    for (const { value } of this.docs.getRange()) {
+      for (const slot of u32s(value)) {
+        this.pending.add(slot);
+        this.fresh.set(slot, this.exact(slot));
+        this.uncoded.push(slot);
+      }
+    }
   }
 
   /** Drop every vector. Call inside `store.write`. */
@@ -243,7 +323,8 @@ export class VectorStore {
     this.settle();
     if (k <= 0 || this.state.vectors === 0) return [];
     const graph = this.graph;
-    const ef = Math.max(k, tuning.ef ?? efSearch(k, this.state.vectors));
+    const fixed = tuning.ef !== undefined;
+    const ef = Math.max(k, tuning.ef ?? this.tuner.ef(efSearch(k, this.state.vectors)));
     let mask: Uint8Array | null = null;
     let allowedInGraph = 0;
     let scanList: number[] | undefined;
@@ -254,37 +335,82 @@ export class VectorStore {
       if (preferScan(filter.size, graph.size, ef, graph.M0)) scanList = [];
       allowedInGraph = this.docSlots.mark(filter.toUint32Array(), mask, graph.levels, scanList);
     }
-    const best = new Map<number, number>();
     const qNorm = norm(query);
+    const keep = tuning.rerank ?? rerankCount(k, ef);
+    this.encodeQuery(query);
+    const pending = this.pendingCandidates(ef, mask);
+    const rank = (found: Scored | null) => this.rank(query, qNorm, k, keep, found, pending);
+    let found: Scored | null = null;
     if (graph.size > 0 && (!mask || allowedInGraph > 0)) {
-      this.encodeQuery(query);
-      const found =
-        mask && preferScan(allowedInGraph, graph.size, ef, graph.M0)
+      if (mask) {
+        found = preferScan(allowedInGraph, graph.size, ef, graph.M0)
           ? graph.scan(scanList ? Uint32Array.from(scanList) : this.maskedGraphSlots(mask, allowedInGraph), ef)
           : graph.search(ef, mask);
-      if (this.bits) {
-        // Bit codes are the stored vectors: their hamming distances are already exact.
-        for (let i = 0; i < found.ids.length; i++) this.offer(best, found.ids[i]!, found.dists[i]!);
+      } else if (preferScan(graph.size, graph.size, ef, graph.M0) || (!fixed && this.tuner.scans(graph.size))) {
+        found = graph.scan(this.graphSlots(), ef);
+      } else if (!fixed && this.tuner.probe(graph.size)) {
+        return this.probe(ef, rank);
       } else {
-        // Re-rank the best code-ranked candidates with exact vectors; go further only when
-        // documents with several vectors left fewer than k distinct documents.
-        const keep = tuning.rerank ?? rerankCount(k, ef);
-        let i = 0;
-        for (; i < found.ids.length && i < keep; i++) this.offer(best, found.ids[i]!, this.exactDistanceTo(query, qNorm, found.ids[i]!));
-        for (; i < found.ids.length && best.size < k; i++) this.offer(best, found.ids[i]!, this.exactDistanceTo(query, qNorm, found.ids[i]!));
+        found = graph.search(ef);
       }
     }
-    if (this.pending.size > 0) {
-      const m = mask;
-      for (const slot of this.pending.search(query, Math.max(k * 2, 32), (s) => this.exact(s), m ? (s) => m[s] === 1 : undefined)) {
-        this.offer(best, slot, this.exactDistanceTo(query, qNorm, slot));
-      }
+    return rank(found);
+  }
+
+  /** Answer by the walk and by an exact scan, tell the tuner how the walk did, return the scan's answer. */
+  private probe(ef: number, rank: (found: Scored | null) => VectorHit[]): VectorHit[] {
+    const t0 = performance.now();
+    const walked = rank(this.graph.search(ef));
+    const t1 = performance.now();
+    const exact = rank(this.graph.scan(this.graphSlots(), ef));
+    const t2 = performance.now();
+    const truth = new Set(exact.map((h) => h.docid));
+    let found = 0;
+    for (const h of walked) if (truth.has(h.docid)) found++;
+    this.tuner.record(found, truth.size, t1 - t0, t2 - t1);
+    return exact;
+  }
+
+  /** The best pending candidates by code distance (the query must be coded). */
+  private pendingCandidates(ef: number, mask: Uint8Array | null): Scored | null {
+    if (this.pending.size === 0) return null;
+    let slots = this.pending.list();
+    if (mask) slots = slots.filter((s) => mask[s] === 1);
+    return slots.length === 0 ? null : this.graph.scan(slots, ef);
+  }
+
+  /**
+   * The `k` best documents among code-ranked candidates: the best `keep` of them (graph and
+   * pending together) re-ranked with exact vectors, further ones only while documents with
+   * several vectors leave fewer than `k` distinct documents.
+   */
+  private rank(query: Float32Array, qNorm: number, k: number, keep: number, found: Scored | null, pending: Scored | null): VectorHit[] {
+    const best = new Map<number, number>();
+    const all = mergeScored(found, pending);
+    if (this.bits) {
+      // Bit codes are the stored vectors: their hamming distances are already exact.
+      for (let i = 0; i < all.ids.length; i++) this.offer(best, all.ids[i]!, all.dists[i]!);
+    } else {
+      let i = 0;
+      for (; i < all.ids.length && i < keep; i++) this.offer(best, all.ids[i]!, this.exactDistanceTo(query, qNorm, all.ids[i]!));
+      for (; i < all.ids.length && best.size < k; i++) this.offer(best, all.ids[i]!, this.exactDistanceTo(query, qNorm, all.ids[i]!));
     }
     const similarityMetric: Distance = this.bits ? 'hamming' : this.distance;
     return [...best]
       .sort((a, b) => a[1] - b[1] || a[0] - b[0])
       .slice(0, k)
       .map(([docid, distance]) => ({ docid, distance, similarity: similarity(similarityMetric, distance, this.dimensions) }));
+  }
+
+  /** Every slot linked in the graph (cached per reload: the graph changes only in writes). */
+  private linked: Uint32Array | null = null;
+  private graphSlots(): Uint32Array {
+    if (this.linked && this.linked.length === this.graph.size) return this.linked;
+    const out = new Uint32Array(this.graph.size);
+    let n = 0;
+    for (let s = 0; s < this.graph.cap && n < out.length; s++) if (this.graph.has(s)) out[n++] = s;
+    this.linked = out;
+    return out;
   }
 
   // --- search helpers -------------------------------------------------------------------------
@@ -381,6 +507,7 @@ export class VectorStore {
       if (this.pending.has(slot)) {
         this.pending.remove(slot);
         if (!this.fresh.delete(slot)) this.meta.removeSync(PENDING + slot);
+        this.codes.removeSync(slot);
         this.free.push(slot);
       } else {
         this.codes.removeSync(slot);
@@ -397,29 +524,57 @@ export class VectorStore {
   /** Link every pending vector into the graph, then recycle the slots of deleted vectors. */
   private merge(): void {
     this.settle();
+    this.codeFresh();
     const slots = this.pending.slots().sort((a, b) => a - b);
     if (slots.length > 0) {
-      const vector = (slot: number) => this.fresh.get(slot) ?? this.exact(slot);
-      if (this.state.scale === null) {
-        const sample = slots.slice(0, 2000).map(vector);
-        this.state.scale = this.bits ? 1 : int8Scale(sample, this.distance);
-        this.quantizer.scale = this.state.scale;
-      }
-      const bytes = () => this.graph.kernels.bytes;
-      for (const slot of slots) {
-        const p = this.graph.kernels.codePtr(slot);
-        this.quantizer.encode(vector(slot), bytes(), p);
-        this.graph.coded(p);
-        this.codes.putSync(slot, Buffer.from(bytes().subarray(p, p + this.quantizer.stride)));
-        if (!this.fresh.has(slot)) this.meta.removeSync(PENDING + slot);
-      }
+      this.refitScale(slots);
+      for (const slot of slots) if (!this.fresh.has(slot)) this.meta.removeSync(PENDING + slot);
       this.graph.insertMany(slots);
       this.pending.clear();
       this.fresh.clear();
+      this.linked = null;
     }
     this.graph.consolidate();
     this.free.push(...this.limbo);
     this.limbo = [];
+  }
+
+  /** Write the codes of the vectors added in this batch (fixing a provisional scale on the first). */
+  private codeFresh(): void {
+    if (this.uncoded.length === 0) return;
+    if (this.state.scale === null) {
+      const sample = this.uncoded.slice(0, SCALE_SAMPLE).map((slot) => this.fresh.get(slot)!);
+      this.setScale(sample);
+    }
+    for (const slot of this.uncoded) if (this.fresh.has(slot)) this.writeCode(slot, this.fresh.get(slot)!);
+    this.uncoded = [];
+  }
+
+  /**
+   * Before the first merge: a scale fitted on a small first batch is refitted on a full sample,
+   * and the pending codes rewritten with it, so the graph is built on codes of the final scale.
+   */
+  private refitScale(pending: number[]): void {
+    const fitted = this.state.scaleSample;
+    if (this.bits || this.graph.size > 0 || fitted === undefined || fitted >= SCALE_SAMPLE || pending.length <= fitted) return;
+    const vector = (slot: number) => this.fresh.get(slot) ?? this.exact(slot);
+    this.setScale(pending.slice(0, SCALE_SAMPLE).map(vector));
+    for (const slot of pending) this.writeCode(slot, vector(slot));
+  }
+
+  private setScale(sample: Float32Array[]): void {
+    this.state.scale = this.bits ? 1 : int8Scale(sample, this.distance);
+    this.state.scaleSample = sample.length;
+    this.quantizer.scale = this.state.scale;
+  }
+
+  /** Code `v` into the arena at `slot` and persist the code. */
+  private writeCode(slot: number, v: Float32Array): void {
+    const bytes = this.graph.kernels.bytes;
+    const p = this.graph.kernels.codePtr(slot);
+    this.quantizer.encode(v, bytes, p);
+    this.graph.coded(p);
+    this.codes.putSync(slot, Buffer.from(bytes.subarray(p, p + this.quantizer.stride)));
   }
 
   /**
@@ -431,6 +586,7 @@ export class VectorStore {
   private settle(): void {
     if (this.doomed.length === 0) return;
     this.graph.remove(this.doomed);
+    this.linked = null;
     this.limbo.push(...this.doomed);
     this.doomed = [];
   }
@@ -465,34 +621,39 @@ export class VectorStore {
     this.reload(this.meta.get('state') as State | undefined);
   }
 
+  private emptyState(): State {
+    return {
+      version: 1,
+      dimensions: this.dimensions,
+      distance: this.distance,
+      binaryQuantized: this.binaryQuantized,
+      M: BUILD.M,
+      efConstruction: BUILD.efConstruction,
+      gen: -2,
+      entry: -1,
+      maxLevel: -1,
+      nextSlot: 0,
+      scale: null,
+      vectors: 0,
+    };
+  }
+
   private reload(saved: State | undefined): void {
     // Vectors stored under another configuration (dimensions, distance, quantization) cannot be
     // searched with this one: the store reads as empty and the next write drops them.
     this.stale = !!saved && (saved.dimensions !== this.dimensions || saved.distance !== this.distance || saved.binaryQuantized !== this.binaryQuantized);
+    this.relinkable = this.stale && saved!.dimensions === this.dimensions && saved!.binaryQuantized === this.binaryQuantized;
     if (this.stale) saved = undefined;
-    const state: State = saved
-      ? { ...saved }
-      : {
-          version: 1,
-          dimensions: this.dimensions,
-          distance: this.distance,
-          binaryQuantized: this.binaryQuantized,
-          M: BUILD.M,
-          efConstruction: BUILD.efConstruction,
-          gen: -2,
-          entry: -1,
-          maxLevel: -1,
-          nextSlot: 0,
-          scale: null,
-          vectors: 0,
-        };
+    const state: State = saved ? { ...saved } : this.emptyState();
     this.state = state;
     this.gen = this.stale ? (this.meta.get('gen') as number) : state.gen;
     this.quantizer = new Quantizer(this.distance, this.dimensions, this.binaryQuantized, state.scale ?? 1);
     const graph = new Graph(this.quantizer.stride, this.quantizer.metric, { M: state.M, efConstruction: state.efConstruction });
     graph.ensure(state.nextSlot);
     this.graph = graph;
-    this.pending = new PendingIndex(this.distance, this.dimensions, this.bits);
+    this.pending = new PendingSlots();
+    this.linked = null;
+    for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) this.pending.add(Number((key as string).slice(PENDING.length)));
     this.docSlots = new DocSlots();
     this.docSlots.reserve(0, state.nextSlot);
     this.docBitmap = new RoaringBitmap32();
@@ -504,11 +665,20 @@ export class VectorStore {
       for (const s of slots) used[s] = 1;
     }
     const stride = this.quantizer.stride;
+    const coded = new Uint8Array(state.nextSlot);
     for (const { key, value } of this.codes.getRange()) {
       const p = graph.kernels.codePtr(key);
       graph.kernels.bytes.set(value.subarray(0, stride), p);
       graph.coded(p);
-      graph.place(key, graph.levelFor(key));
+      coded[key] = 1;
+      if (!this.pending.has(key)) graph.place(key, graph.levelFor(key));
+    }
+    // Stores written before pending vectors had codes: code them here (persisted by their merge).
+    for (const slot of this.pending.slots()) {
+      if (coded[slot]) continue;
+      const p = graph.kernels.codePtr(slot);
+      this.quantizer.encode(this.exact(slot), graph.kernels.bytes, p);
+      graph.coded(p);
     }
     const orphans = new Set<number>();
     for (const { key, value } of this.links.getRange()) {
@@ -525,23 +695,12 @@ export class VectorStore {
     // Links to vectors deleted since the last merge must go before their slots are reused;
     // the lists changed here are persisted by the next write.
     graph.consolidate();
-    for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) {
-      const slot = Number((key as string).slice(PENDING.length));
-      this.pending.add(slot);
-    }
     this.fresh.clear();
+    this.uncoded = [];
     this.free = [];
     for (let s = state.nextSlot - 1; s >= 0; s--) if (!used[s]) this.free.push(s);
     this.limbo = [];
     this.doomed = [];
-  }
-
-  /** Touch every stored vector page so that the first re-rankings do not fault. */
-  private prefetch(): void {
-    let sum = 0;
-    for (const { value } of this.vec.getRange()) sum += value[0] ?? 0;
-    for (const { value } of this.links.getRange()) sum += value[0] ?? 0;
-    if (sum < 0) throw new Error('unreachable');
   }
 
   /** RAM held by the graph, its codes and the pending index, in bytes (for stats and benchmarks). */

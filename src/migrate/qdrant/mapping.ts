@@ -22,6 +22,13 @@ export interface MappingOptions {
   binaryQuantized: boolean;
   /** Payload key to move into `_geo`; defaults to the first geo-indexed key. */
   geoField?: string;
+  /**
+   * Whether the target has the embedders' `distance` setting (this engine: yes; a remote
+   * server is taken for a Meilisearch, which has none). Default true.
+   */
+  distanceSetting?: boolean;
+  /** Without the setting, rank Dot and Euclid vectors by cosine rather than stop (`--rank-by-cosine`). */
+  rankByCosine?: boolean;
 }
 
 export const PRIMARY_KEY = 'id';
@@ -36,8 +43,10 @@ export interface VectorRoute {
   multi: boolean;
   /** Non-userProvided embedders take `{embeddings, regenerate: false}`. */
   explicit: boolean;
-  /** Distances other than cosine: track how many vectors are not unit length. */
+  /** Ranked by cosine where Qdrant used another metric: track how many vectors are not unit length. */
   checkNorm: boolean;
+  /** The embedder's `distance`, when the source's metric is carried over and is not cosine. */
+  distance?: 'euclidean' | 'dot';
 }
 
 export interface IndexSettingsPatch {
@@ -110,6 +119,7 @@ export function planMapping(config: CollectionConfig, o: MappingOptions): Mappin
       if (!route) continue;
       const fromFile = o.embedders?.[route.embedder];
       const settings: EmbedderSettings = fromFile ?? { source: 'userProvided', dimensions: v.size };
+      if (route.distance && settings.distance === undefined) settings.distance = route.distance;
       if (!fromFile && o.binaryQuantized && v.quantization === 'binary') {
         settings.binaryQuantized = true;
         notes.push(`embedder "${route.embedder}": Qdrant binary quantization -> binaryQuantized`);
@@ -217,23 +227,41 @@ function planVector(v: DenseVectorSpec, o: MappingOptions, notes: string[], warn
     }
     warnings.push(`${label}: multivector converted to several embeddings per document; ranking is best sub-vector, not MaxSim`);
   }
+  const carried = o.distanceSetting !== false;
   switch (v.distance) {
     case 'Cosine':
       notes.push(`${label} (${v.size}-d, Cosine) -> userProvided embedder "${embedder}"`);
-      break;
+      return { qdrantName: v.name, embedder, multi: v.multivector, explicit: false, checkNorm: false };
     case 'Dot':
-    case 'Euclid':
-      warnings.push(`${label} uses ${v.distance}: ranked by cosine here; same order only for unit-length vectors (checked while copying)`);
-      break;
+    case 'Euclid': {
+      const distance = v.distance === 'Dot' ? 'dot' : 'euclidean';
+      if (carried) {
+        notes.push(`${label} (${v.size}-d, ${v.distance}) -> userProvided embedder "${embedder}" with distance "${distance}"`);
+        return { qdrantName: v.name, embedder, multi: v.multivector, explicit: false, checkNorm: false, distance };
+      }
+      if (!o.rankByCosine)
+        throw new MigrationError(
+          'config',
+          `${label} uses ${v.distance} distance, and the target (a remote server, taken for a Meilisearch) has no distance setting: it would rank these vectors by cosine, ` +
+            `so their nearest neighbours would change. Migrate into a database of this engine (--db-path), which keeps the metric, ` +
+            `or pass --rank-by-cosine to accept cosine ranking (same order only for unit-length vectors).`,
+        );
+      warnings.push(`${label} uses ${v.distance}: ranked by cosine on the target (--rank-by-cosine); same order only for unit-length vectors (checked while copying)`);
+      return { qdrantName: v.name, embedder, multi: v.multivector, explicit: false, checkNorm: true };
+    }
     case 'Manhattan':
       if (!convert) {
-        warnings.push(`${label} uses Manhattan distance, which has no equivalent here: skipped (--unsupported-vectors convert ranks it by cosine)`);
+        warnings.push(
+          `${label} uses Manhattan distance, which has no equivalent here: skipped. To copy it anyway, pass --unsupported-vectors convert (ranked by ${carried ? 'euclidean' : 'cosine'} distance, ` +
+            `an approximation of Manhattan order), or re-embed the documents with --vectors reembed --embedder-from-settings FILE`,
+        );
         return null;
       }
-      warnings.push(`${label} uses Manhattan distance: converted, ranked by cosine`);
-      break;
+      warnings.push(`${label} uses Manhattan distance: converted, ranked by ${carried ? 'euclidean' : 'cosine'} distance`);
+      return carried
+        ? { qdrantName: v.name, embedder, multi: v.multivector, explicit: false, checkNorm: false, distance: 'euclidean' }
+        : { qdrantName: v.name, embedder, multi: v.multivector, explicit: false, checkNorm: true };
   }
-  return { qdrantName: v.name, embedder, multi: v.multivector, explicit: false, checkNorm: v.distance !== 'Cosine' };
 }
 
 /** Maps points to documents, counting what it renames, converts and skips. */

@@ -1,0 +1,54 @@
+/** The beam calibration (tuner.ts): decisions from probes, deterministic. */
+import { describe, expect, test } from 'vitest';
+import { BeamTuner } from '../../src/engine/vector/tuner.js';
+
+/** Serve `searches` searches of a graph of `size`; every probe reports `recall` and the two times. */
+function serve(tuner: BeamTuner, size: number, searches: number, recall: number, walkMs: number, scanMs: number): number {
+  let probes = 0;
+  for (let i = 0; i < searches; i++) {
+    if (tuner.scans(size)) continue;
+    if (tuner.probe(size)) {
+      probes++;
+      tuner.record(Math.round(recall * 10), 10, walkMs, scanMs);
+    }
+  }
+  return probes;
+}
+
+describe('beam tuner', () => {
+  test('a walk at its target keeps the formula beam and probes rarely once settled', () => {
+    const t = new BeamTuner();
+    expect(serve(t, 50_000, 48, 1, 0.3, 3)).toBe(24);
+    expect(t.ef(150)).toBe(150);
+    expect(t.scans(50_000)).toBe(false);
+    // settled: probes cost 5% of the walks' time, a scan costing 10 walks: one search in 200
+    expect(serve(t, 50_000, 2000, 1, 0.3, 3)).toBe(10);
+  });
+
+  test('a walk below target widens its beam while that stays cheaper than the scan', () => {
+    const t = new BeamTuner();
+    serve(t, 50_000, 48, 0.8, 0.5, 10);
+    expect(t.ef(100)).toBe(150);
+    serve(t, 50_000, 48, 0.8, 0.5, 10);
+    expect(t.ef(100)).toBe(225);
+    serve(t, 50_000, 48, 1, 0.5, 10);
+    expect(t.ef(100)).toBe(225);
+    expect(t.scans(50_000)).toBe(false);
+  });
+
+  test('when a wider walk would cost as much as the scan, the store scans', () => {
+    const t = new BeamTuner();
+    serve(t, 50_000, 48, 0.85, 1.5, 2);
+    expect(t.scans(50_000)).toBe(true);
+    // no probes while scanning
+    expect(t.probe(50_000)).toBe(false);
+  });
+
+  test('a graph that doubles or halves starts a new calibration', () => {
+    const t = new BeamTuner();
+    serve(t, 50_000, 48, 0.85, 1.5, 2);
+    expect(t.scans(90_000)).toBe(true);
+    expect(t.scans(100_001)).toBe(false);
+    expect(t.ef(100)).toBe(100);
+  });
+});
