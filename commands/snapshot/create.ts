@@ -9,7 +9,7 @@ import { createBackup } from '../../src/engine/ops/procedures.js';
 import type { OpsTarget } from '../../src/engine/ops/target.js';
 
 export default class SnapshotCreate extends ReportingCommand {
-  static override summary = 'Take a snapshot (compacted copy of every environment, .snapshot tar.gz) and wait for it.';
+  static override summary = 'Take a snapshot (a consistent copy of every environment, .snapshot tar.gz) and wait for it.';
 
   static override description =
     'Enqueues a snapshotCreation task and follows it; searches and writes continue meanwhile. The file is ' +

@@ -219,7 +219,7 @@ describe('interruption is clean', () => {
 
 describe('interruption of a snapshot', () => {
   test('SIGTERM during a local snapshot cancels it, removes its work folder and exits 143', async () => {
-    // each environment is compacted in a child process: a database of 4 indexes takes seconds
+    // each environment is copied whole: a database of 4 indexes takes a moment
     const db = await database('snap-slow.ms', 4);
     const dir = join(root, 'slow-snaps');
     const running = search(['snapshot', 'create', '--db-path', db, '--snapshot-dir', dir, '--json']) as ResultPromise;

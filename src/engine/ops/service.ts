@@ -196,14 +196,14 @@ export class Ops {
    * Take a snapshot at once, outside the task queue: used before an upgrade, when the queue is
    * held. Safe only while no batch runs (the scheduler is stopped or not started yet).
    */
-  async snapshotNow(snapshotDir = this.snapshotDir, signal?: AbortSignal): Promise<{ path: string; bytes: number; compacted: number; environments: number }> {
+  async snapshotNow(snapshotDir = this.snapshotDir, signal?: AbortSignal): Promise<{ path: string; bytes: number; environments: number }> {
     const envs: SnapshotEnv[] = [{ rel: 'tasks', env: this.engine.tasks.env }, { rel: 'auth', env: this.authEnv().env }];
     for (const uid of this.engine.indexes.uids()) {
       const index = this.engine.indexes.get(uid);
       envs.push({ rel: relative(this.engine.dbPath, index.store.path), env: index.store.env });
     }
     const result = await createSnapshot({ dbPath: this.engine.dbPath, snapshotDir, envs, signal });
-    this.engine.log('info', `snapshot written to ${result.path} (${result.environments} environments, ${result.compacted} compacted, ${result.bytes} bytes)`);
+    this.engine.log('info', `snapshot written to ${result.path} (${result.environments} environments, ${result.bytes} bytes)`);
     return result;
   }
 
