@@ -27,7 +27,7 @@ import { expect, it } from 'vitest';
 import { Engine } from '../src/engine/engine.js';
 import { migrateQdrant, type MigrationResult } from '../src/migrate/pipeline.js';
 import type { DocumentBatch, PendingWrite, Target, TargetIndex } from '../src/migrate/target.js';
-import { gloveCollection, gloveReader } from '../test/qdrant-server/fixtures.js';
+import { gloveCollection, gloveReader } from './glove-collection.js';
 import { startQdrantServer } from '../test/qdrant-server/server.js';
 
 const N = Number(process.env.MIGRATE_BENCH_POINTS ?? 200_000);

@@ -99,13 +99,3 @@ export function gloveQueries(count = GLOVE_QUERY_ROWS): Float32Array[] {
 
 /** Qdrant's official OpenAPI definition, v1.19.0 (the Qdrant test server validates against it). */
 export const qdrantOpenApiPath = join(DATA, 'qdrant', 'openapi-v1.19.0.json');
-
-/**
- * The full GloVe set in `../shared/data/glove-100` (200,000 rows), beside the repository: for the
- * migrate benchmark only (bench/migrate.bench.ts, through test/qdrant-server/fixtures.ts). No test
- * reads it.
- */
-export const benchmarkGlove = {
-  base: join(ROOT, '..', 'shared', 'data', 'glove-100', 'base.f32'),
-  words: join(ROOT, '..', 'shared', 'data', 'glove-100', 'words.txt'),
-};

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { arraySource, type CollectionSpec, type PointSource, type StoredPoint } from './collection.js';
-import { benchmarkGlove, gloveBase, movies as moviesData, worldCities } from '../data.js';
+import { gloveBase, movies as moviesData, worldCities } from '../data.js';
 
 /** mulberry32: small, fast, deterministic. */
 export function prng(seed: number): () => number {
@@ -66,13 +66,6 @@ export function citiesCollection(n = 500): CollectionSpec {
     aliases: ['cities_live'],
     points: arraySource(points),
   };
-}
-
-/** Reads rows of the full GloVe base file beside the repository (100-d float32, L2-normalised): benchmarks only. */
-export function gloveReader(): { dim: number; count: number; row(i: number): number[] } {
-  const buf = readFileSync(benchmarkGlove.base);
-  const f = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
-  return { dim: 100, count: f.length / 100, row: (i) => Array.from(f.subarray(i * 100, i * 100 + 100)) };
 }
 
 /** Named vectors of different sizes and distances; every fifth movie lacks `poster`. */
@@ -195,24 +188,6 @@ export function edgeCollection(n = 30): CollectionSpec {
     quantization: { scalar: { type: 'int8', quantile: 0.99, always_ram: true } },
     payloadIndexes: { label: { data_type: 'keyword' } },
     points: arraySource(points),
-  };
-}
-
-/** 200k-scale benchmark collection: GloVe rows as vectors, payload generated per read (full set beside the repository). */
-export function gloveCollection(count: number): CollectionSpec {
-  const glove = gloveReader();
-  const words = readFileSync(benchmarkGlove.words, 'utf8').split('\n');
-  const n = Math.min(count, glove.count);
-  const source: PointSource = {
-    count: n,
-    id: (i) => BigInt(i),
-    at: (i) => ({ id: BigInt(i), payload: { word: words[i] ?? '', rank: i, bucket: `b${i % 50}` }, vector: glove.row(i) }),
-  };
-  return {
-    name: 'glove',
-    vectors: { size: 100, distance: 'Cosine' },
-    payloadIndexes: { rank: { data_type: 'integer' }, bucket: { data_type: 'keyword' } },
-    points: source,
   };
 }
 
