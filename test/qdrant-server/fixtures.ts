@@ -1,7 +1,7 @@
 /**
  * The fixture collections, generated deterministically from the committed real data sets (see
- * test/data.ts): same input, same points, every run. `gloveCollection` alone reads the full GloVe
- * set beside the repository, for the migrate benchmark.
+ * test/data.ts): same input, same points, every run. The migrate benchmark's full GloVe
+ * collection is in bench/glove-collection.ts.
  */
 import { readFileSync } from 'node:fs';
 import { arraySource, type CollectionSpec, type PointSource, type StoredPoint } from './collection.js';

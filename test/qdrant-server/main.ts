@@ -1,8 +1,10 @@
 /**
  * Runs the Qdrant test server on its own (for benchmarks and manual runs):
- * `node <compiled>/test/qdrant-server/main.js [glove:N | fixtures]` prints the URL on stdout.
+ * `node <compiled>/test/qdrant-server/main.js [glove:N | fixtures]` prints the URL on stdout
+ * (`glove:N`: the benchmark's full GloVe set beside the repository, bench/glove-collection.ts).
  */
-import { allFixtures, gloveCollection } from './fixtures.js';
+import { gloveCollection } from '../../bench/glove-collection.js';
+import { allFixtures } from './fixtures.js';
 import { startQdrantServer } from './server.js';
 
 const arg = process.argv[2] ?? 'fixtures';
