@@ -115,11 +115,12 @@ describe('federated search', () => {
 });
 
 describe('formatting', () => {
-  test('_formatted keeps numbers and booleans as JSON values, unless a match is marked in them', async () => {
+  test('_formatted writes numbers as text (marked where they match) and keeps booleans as JSON values, as the reference does', async () => {
     const reply = await h.request('POST', '/indexes/movies/search', { json: { q: 'hound', attributesToHighlight: ['*'], filter: 'year = 1959' } });
     expect(reply.status, reply.text).toBe(200);
     const formatted = reply.body.hits[0]._formatted;
-    expect(formatted).toMatchObject({ id: 4, year: 1959, family: false, title: 'The <em>Hound</em> of the Baskervilles' });
+    expect(formatted).toMatchObject({ id: '4', year: '1959', family: false, title: 'The <em>Hound</em> of the Baskervilles' });
+    expect(reply.body.hits[0]).toMatchObject({ id: 4, year: 1959 });
     const number = await h.request('POST', '/indexes/movies/search', { json: { q: '1959', attributesToHighlight: ['year'] } });
     expect(number.body.hits[0]._formatted.year).toBe('<em>1959</em>');
   });

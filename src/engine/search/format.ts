@@ -153,7 +153,7 @@ function wants(list: string[] | null, path: string): boolean {
   return !!list && list.some((p) => p === '*' || coversPath(p, path));
 }
 
-/** `_formatted` of one document: strings highlighted/cropped where asked, other values as they are unless a match was marked in them. */
+/** `_formatted` of one document: strings highlighted/cropped where asked, numbers as text, other values as they are. */
 export function formatDocument(doc: Document, analyzer: Analyzer, match: WordMatcher, o: FormatOptions, locales: readonly string[] | null): Document {
   const walk = (value: unknown, path: string): unknown => {
     if (value === null || value === undefined) return value;
@@ -164,12 +164,9 @@ export function formatDocument(doc: Document, analyzer: Analyzer, match: WordMat
       return out;
     }
     if (typeof value === 'string') return formatString(value, path, analyzer, match, o, locales);
-    if (typeof value === 'number' || typeof value === 'boolean') {
-      // A number or boolean keeps its JSON type unless highlighting or cropping changed its text.
-      const text = String(value);
-      const formatted = formatString(text, path, analyzer, match, o, locales);
-      return formatted === text ? value : formatted;
-    }
+    // The reference writes every number of `_formatted` as its text (highlighted or cropped where
+    // asked: `"id": "852"`); booleans and nulls keep their JSON type.
+    if (typeof value === 'number') return formatString(String(value), path, analyzer, match, o, locales);
     return value;
   };
   const out: Document = {};
