@@ -29,3 +29,21 @@ describe('task and batch filters', () => {
     expect(byTask.body).toMatchObject({ results: [], total: 0 });
   });
 });
+
+describe('renderRoute experimental feature', () => {
+  const inline = { template: { kind: 'inlineDocumentTemplate', inline: 'shade {{doc.colour}}' }, input: { kind: 'inlineDocument', inline: { colour: 'ochre' } } };
+
+  test('POST /render-template answers feature_not_enabled until renderRoute is turned on', async () => {
+    const off = await h.request('POST', '/render-template', { json: inline });
+    expect(off.status).toBe(400);
+    expect(off.body).toMatchObject({ code: 'feature_not_enabled', type: 'invalid_request' });
+    expect(off.body.message).toContain('`render route`');
+    const flags = await h.request('PATCH', '/experimental-features', { json: { renderRoute: true } });
+    expect(flags.body.renderRoute).toBe(true);
+    const on = await h.request('POST', '/render-template', { json: inline });
+    expect(on.status, on.text).toBe(200);
+    expect(on.body).toEqual({ template: 'shade {{doc.colour}}', rendered: 'shade ochre' });
+    await h.request('PATCH', '/experimental-features', { json: { renderRoute: false } });
+    expect((await h.request('GET', '/experimental-features')).body.renderRoute).toBe(false);
+  });
+});

@@ -270,6 +270,11 @@ describe('embedders settings', () => {
 });
 
 describe('POST /render-template', () => {
+  beforeAll(async () => {
+    const on = await h.request('PATCH', '/experimental-features', { json: { renderRoute: true } });
+    expect(on.status, on.text).toBe(200);
+  });
+
   test('the documented example: an inline template rendered on an inline document', async () => {
     const reply = await h.request('POST', '/render-template', {
       json: {
