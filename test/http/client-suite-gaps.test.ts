@@ -3,6 +3,7 @@
  * server (issue #16), each checked against the reference's documented behaviour, through real HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startSecured } from '../auth/harness.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -45,5 +46,26 @@ describe('renderRoute experimental feature', () => {
     expect(on.body).toEqual({ template: 'shade {{doc.colour}}', rendered: 'shade ochre' });
     await h.request('PATCH', '/experimental-features', { json: { renderRoute: false } });
     expect((await h.request('GET', '/experimental-features')).body.renderRoute).toBe(false);
+  });
+});
+
+describe('key expiresAt', () => {
+  test('a zero fraction (what a JS Date sends) reads back without one; trailing zeros are dropped', async () => {
+    const key = 'client-suite-master-key';
+    const secured = await startSecured({ masterKey: key });
+    try {
+      for (const [given, expected] of [
+        ['2051-03-09T00:00:00.000Z', '2051-03-09T00:00:00Z'],
+        ['2051-03-09T10:20:30.250Z', '2051-03-09T10:20:30.25Z'],
+        ['2051-03-09T10:20:30.000700Z', '2051-03-09T10:20:30.0007Z'],
+      ]) {
+        const created = await secured.request('POST', '/keys', { key, json: { actions: ['search'], indexes: ['shelf'], expiresAt: given } });
+        expect(created.status, created.text).toBe(201);
+        expect(created.body.expiresAt).toBe(expected);
+        expect((await secured.request('GET', `/keys/${created.body.uid}`, { key })).body.expiresAt).toBe(expected);
+      }
+    } finally {
+      await secured.stop();
+    }
   });
 });
