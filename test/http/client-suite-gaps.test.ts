@@ -69,3 +69,24 @@ describe('key expiresAt', () => {
     }
   });
 });
+
+describe('embedder apiKey redaction', () => {
+  test('reads back with the prefix and the X padding the reference uses for its length', async () => {
+    const embedders = {
+      tiny: { source: 'ollama', model: 'nomic-embed-text', apiKey: 'abc123', dimensions: 2 },
+      mid: { source: 'openAi', apiKey: 'key-1234567890123', dimensions: 2 },
+      long: { source: 'openAi', apiKey: 'key-12345678901234567890', dimensions: 2 },
+      longer: { source: 'openAi', apiKey: 'key-1234567890123456789012345678', dimensions: 2 },
+    };
+    // an index without documents: nothing to embed, so no provider is called
+    await h.wait((await h.request('POST', '/indexes', { json: { uid: 'vault' } })).body.taskUid);
+    const update = await h.request('PATCH', '/indexes/vault/settings/embedders', { json: embedders });
+    const done = await h.wait(update.body.taskUid);
+    expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
+    const read = (await h.request('GET', '/indexes/vault/settings/embedders')).body;
+    expect(read.tiny.apiKey).toBe('XXX...');
+    expect(read.mid.apiKey).toBe('keXXXX...');
+    expect(read.long.apiKey).toBe('keyXXXXX...');
+    expect(read.longer.apiKey).toBe('key-1XXXXXX...');
+  });
+});
