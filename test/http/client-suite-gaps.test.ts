@@ -90,3 +90,20 @@ describe('embedder apiKey redaction', () => {
     expect(read.longer.apiKey).toBe('key-1XXXXXX...');
   });
 });
+
+describe('delete documents by filter', () => {
+  test('an empty filter is refused with invalid_document_filter and deletes nothing', async () => {
+    await h.wait((await h.request('POST', '/indexes/crates/documents', { json: [{ id: 1, size: 'big' }, { id: 2, size: 'small' }] })).body.taskUid);
+    for (const filter of ['', '   ', [], [[]], ['', ['']]]) {
+      const reply = await h.request('POST', '/indexes/crates/documents/delete', { json: { filter } });
+      expect(reply.status, JSON.stringify(filter)).toBe(400);
+      expect(reply.body).toEqual({
+        message: 'Sending an empty filter is forbidden.',
+        code: 'invalid_document_filter',
+        type: 'invalid_request',
+        link: 'https://docs.meilisearch.com/errors#invalid_document_filter',
+      });
+    }
+    expect((await h.request('GET', '/indexes/crates/documents')).body.total).toBe(2);
+  });
+});
