@@ -13,6 +13,7 @@ import { existsSync, readdirSync, rmSync, statSync, type Dirent } from 'node:fs'
 import { join } from 'node:path';
 import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.js';
 import { SearchError } from './errors.js';
+import { emptyDocumentFilter, parseFilter } from './search/filter/parser.js';
 import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, type ExperimentalFeatures } from './experimental-features.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
@@ -460,6 +461,9 @@ export class Engine {
   async deleteDocumentsByFilter(uid: string, filter: unknown, options: WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     if (filter === undefined || filter === null) throw new SearchError('missing_document_filter', 'Missing field `filter`');
+    // As the reference: a filter that selects nothing to filter on ("", [], [[""]]) would read as
+    // "every document"; it is refused before anything is enqueued.
+    if (parseFilter(filter, 'invalid_document_filter') === null) throw emptyDocumentFilter();
     if (this.indexes.exists(uid)) this.indexes.get(uid).filterDocids(filter, 'invalid_document_filter');
     return this.enqueue(
       'documentDeletion',

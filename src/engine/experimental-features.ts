@@ -25,6 +25,7 @@ export const FEATURE_NAMES = [
   'vectorStoreSetting',
   'dynamicSearchRules',
   'foreignKeys',
+  'renderRoute',
 ] as const;
 
 export type FeatureName = (typeof FEATURE_NAMES)[number];
@@ -44,7 +45,11 @@ const DESCRIPTIONS: Record<FeatureName, { label: string; link: string }> = {
   vectorStoreSetting: { label: 'vector store setting', link: 'https://github.com/orgs/meilisearch/discussions/860' },
   dynamicSearchRules: { label: 'dynamic search rules', link: 'https://github.com/orgs/meilisearch/discussions/884' },
   foreignKeys: { label: 'foreign_keys', link: 'https://github.com/orgs/meilisearch/discussions/873' },
+  renderRoute: { label: 'render route', link: 'https://github.com/orgs/meilisearch/discussions/888' },
 };
+
+/** What is refused while `renderRoute` is off (the reference gates `POST /render-template` on it). */
+export const RENDER_ROUTE_ACTION = 'Using the render template route';
 
 /** What the reference says is refused while `getTaskDocumentsRoute` is off. */
 export const TASK_DOCUMENTS_ACTION = 'Getting the documents of an enqueued task';

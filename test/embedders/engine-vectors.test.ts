@@ -47,7 +47,7 @@ describe('vectors through the engine', () => {
     expect(task.status).toBe('succeeded');
     expect(JSON.stringify(task.details)).not.toContain('very-secret');
     const settings = engine.getSettings('docs');
-    expect(settings.embedders.remote!.apiKey).toBe('sk-...');
+    expect(settings.embedders.remote!.apiKey).toBe('sk-XXXXX...');
     expect(settings.embedders.remote!.documentTemplateMaxBytes).toBe(400);
     provider.received.length = 0;
     expect((await done(engine.addDocuments('docs', [{ id: 1, text: 'hello world' }], { method: 'replace' }))).status).toBe('succeeded');

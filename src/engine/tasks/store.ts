@@ -235,7 +235,7 @@ export class TaskStore {
     if (filter.statuses) parts.push(this.union(this.byStatus, filter.statuses));
     if (filter.types) parts.push(this.union(this.byType, filter.types));
     if (filter.indexUids) parts.push(this.union(this.byIndex, filter.indexUids));
-    if (filter.uids) parts.push(uidSet(filter.uids));
+    if (filter.uids) parts.push(existingUids(this.tasks, filter.uids));
     if (filter.canceledBy) parts.push(this.union(this.byCanceledBy, validUids(filter.canceledBy)));
     if (filter.batchUids) parts.push(this.union(this.batchTasks, validUids(filter.batchUids)));
     for (const [field, before, after] of FILTER_DATES) {
@@ -325,8 +325,8 @@ export class TaskStore {
     if (filter.statuses) parts.push(prefixed('status', filter.statuses));
     if (filter.types) parts.push(prefixed('type', filter.types));
     if (filter.indexUids) parts.push(prefixed('index', filter.indexUids));
-    if (filter.batchUids) parts.push(uidSet(filter.batchUids));
-    if (filter.uids) parts.push(this.batchesOf(uidSet(filter.uids)));
+    if (filter.batchUids) parts.push(existingUids(this.batches, filter.batchUids));
+    if (filter.uids) parts.push(this.batchesOf(existingUids(this.tasks, filter.uids)));
     if (filter.canceledBy) parts.push(this.batchesOf(this.union(this.byCanceledBy, validUids(filter.canceledBy))));
     for (const [field, before, after] of FILTER_DATES) {
       if (filter[before] || filter[after]) parts.push(this.dated(field, filter[before] as Date | undefined, filter[after] as Date | undefined, 'batches'));
@@ -495,8 +495,9 @@ function validUids(uids: readonly number[]): number[] {
   return uids.filter((u) => Number.isInteger(u) && u >= 0 && u <= MAX_UID);
 }
 
-function uidSet(uids: readonly number[]): Bitmap {
-  return new RoaringBitmap32(validUids(uids));
+/** The uids of a filter that name a stored record: a uid never given (or deleted) matches nothing. */
+function existingUids(db: Database<unknown, number>, uids: readonly number[]): Bitmap {
+  return new RoaringBitmap32(validUids(uids).filter((uid) => db.doesExist(uid)));
 }
 
 /** The intersection of the parts, smallest first; undefined when there is none (no filter). */

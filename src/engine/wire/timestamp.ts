@@ -4,9 +4,10 @@
  * - a timestamp we take the time of (a task enqueued, started, finished) has microseconds, as
  *   the reference's task and batch dates have sub-millisecond digits (`2024-07-09T16:58:32.836283Z`);
  *   a JS `Date` only knows milliseconds, so the microseconds come from the high-resolution clock;
- * - a timestamp a client gave (a key's `expiresAt`) reads back with exactly the fractional digits
- *   it was given (`…12.000032Z` stays so), only moved to UTC; a `Date` would round it to the
- *   millisecond and drop a zero fraction.
+ * - a timestamp a client gave (a key's `expiresAt`) reads back with the fractional digits it was
+ *   given (`…12.000032Z` stays so), only moved to UTC; a `Date` would round it to the millisecond.
+ *   As the reference's RFC 3339 writer does, trailing zeros of the fraction are dropped, and a
+ *   zero fraction with them (`…00.000Z`, what a JS `Date` sends, reads back `…00Z`).
  */
 
 /** Milliseconds between the high-resolution clock's origin and the epoch, re-anchored when the wall clock moves. */
@@ -75,6 +76,7 @@ export function normalizeTimestamp(text: string): string | undefined {
   const ms = Date.parse(`${day}T${time}${offset === undefined || offset === 'z' ? 'Z' : offset}`);
   // Date.parse rolls 2030-02-30 over to March: such a day is not a date.
   if (Number.isNaN(ms) || !sameDay(day)) return undefined;
-  const digits = fraction === undefined ? '' : `.${fraction.slice(0, 9)}`;
+  const significant = (fraction ?? '').slice(0, 9).replace(/0+$/, '');
+  const digits = significant === '' ? '' : `.${significant}`;
   return `${seconds(ms / 1000)}${digits}Z`;
 }

@@ -570,6 +570,11 @@ export function parseFilter(input: unknown, errorCode = 'invalid_search_filter')
   return ands.length === 1 ? ands[0]! : { type: 'and', children: ands };
 }
 
+/** The reference's refusal of a delete-by-filter whose filter has nothing to filter on. */
+export function emptyDocumentFilter(): SearchError {
+  return new SearchError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+}
+
 /** Every field a filter reads (geo rules read `_geo`), with its token for diagnostics. */
 export function filterFields(ast: FilterAst): Array<{ field: string; token: Token }> {
   const out: Array<{ field: string; token: Token }> = [];

@@ -10,6 +10,7 @@ import { preciseNow } from '../../wire/timestamp.js';
 import { isDeepStrictEqual } from 'node:util';
 import { compileEditFunction, editDocument } from '../../edit-function/edition.js';
 import { SearchError, toSearchError } from '../../errors.js';
+import { emptyDocumentFilter, parseFilter } from '../../search/filter/parser.js';
 import type { Index } from '../../index/index.js';
 import { ChangeSet, prepareExtensions, RoaringBitmap32 } from '../../index/pipeline.js';
 import { readUpdateFile } from '../../index/payload.js';
@@ -147,6 +148,9 @@ async function applyTask(index: Index, changes: ChangeSet, task: TaskRecord, ctx
       return { uid: task.uid, status: 'succeeded', details: { providedIds: payload.ids.length, deletedDocuments: deleted } };
     }
     case 'deleteFilter': {
+      // an empty filter is refused when enqueued; one from elsewhere (an old queue, a dump) must
+      // never read as "delete everything"
+      if (parseFilter(payload.filter, 'invalid_document_filter') === null) throw emptyDocumentFilter();
       const docids = index.filterDocids(payload.filter, 'invalid_document_filter');
       const deleted = changes.deleteDocids(docids.toArray());
       return { uid: task.uid, status: 'succeeded', details: { providedIds: 0, originalFilter: JSON.stringify(payload.filter), deletedDocuments: deleted } };
