@@ -100,6 +100,12 @@ export interface EngineOptions {
   lock?: boolean;
   /** Create the database when the directory holds none (default true); false: fail with `database_not_found`. */
   create?: boolean;
+  /**
+   * After opening, load each index's vector graphs in the background, so that the first search
+   * finds them in memory (default: true in the thread that answers searches, that is without
+   * `searchThreads` and not as the write thread; `writer: 'inline'` engines default to false).
+   */
+  warm?: boolean;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -169,6 +175,9 @@ export class Engine {
       throw error;
     }
     if (options.autoProcess !== false) engine.scheduler.start();
+    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) {
+      engine.indexes.warmAll(() => engine.closed).catch((error: Error) => engine.log('debug', `warming the indexes: ${error.message}`));
+    }
     return engine;
   }
 

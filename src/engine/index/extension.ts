@@ -52,4 +52,6 @@ export interface IndexExtension {
   clear(store: IndexStore): void;
   /** True when moving from `before` to `after` settings requires re-extracting every document. */
   needsReindex(before: Settings, after: Settings): boolean;
+  /** Load into memory what the first search would otherwise load (run in the background after the engine opens). */
+  warm?(store: IndexStore): void;
 }

@@ -44,6 +44,11 @@ export class Index {
     await this.store.close();
   }
 
+  /** Load what the first search would otherwise load (see IndexExtension.warm). */
+  warm(): void {
+    for (const extension of this.extensions) extension.warm?.(this.store);
+  }
+
   /** The instance's experimental features; absent for an index opened outside an engine (every feature allowed). */
   get features(): FeatureStore | undefined {
     return this.hooks.features;

@@ -44,6 +44,8 @@ export interface VectorStoreLike {
   search(query: Float32Array, k: number, filter?: Bitmap): VectorHit[] | Promise<VectorHit[]>;
   clear(): void;
   count(): number;
+  /** Load what the first search would otherwise load. */
+  warm?(): void;
 }
 
 export type VectorStoreFactory = (
@@ -96,6 +98,11 @@ export class VectorsExtension implements IndexExtension {
 
   open(store: IndexStore): void {
     this.state(store);
+  }
+
+  /** Load every embedder's vector store (codes and graph) into memory. */
+  warm(store: IndexStore): void {
+    for (const name of this.state(store).meta.getKeys()) this.vectorStore(store, name as string)?.warm?.();
   }
 
   private state(store: IndexStore): OpenedState {
