@@ -175,10 +175,31 @@ export class Engine {
       throw error;
     }
     if (options.autoProcess !== false) engine.scheduler.start();
-    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) {
-      engine.indexes.warmAll(() => engine.closed).catch((error: Error) => engine.log('debug', `warming the indexes: ${error.message}`));
-    }
+    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) void engine.warm();
     return engine;
+  }
+
+  /**
+   * Open every index, load what its first search would load and run its warm-up searches (their
+   * answers dropped), one index per turn of the event loop, so that a request arriving meanwhile
+   * waits for one index at most. Searches have no side effect; stops when the engine closes.
+   */
+  private async warm(): Promise<void> {
+    for (const uid of this.indexes.uids()) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.closed) return;
+      try {
+        if (!this.indexes.exists(uid)) continue;
+        const index = this.indexes.get(uid);
+        for (const body of index.warm()) {
+          if (this.closed) return;
+          await searchWithVectors(index, body);
+        }
+      } catch (error) {
+        // an index that cannot be read now fails its first search with the reason instead
+        this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
+      }
+    }
   }
 
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */

@@ -140,22 +140,6 @@ export class IndexRegistry {
     }
   }
 
-  /**
-   * Open every index and load what its first search would load, one index per turn of the event
-   * loop, so that a request arriving meanwhile waits for one index at most. Stops when `stopped`.
-   */
-  async warmAll(stopped: () => boolean): Promise<void> {
-    for (const uid of this.uids()) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (stopped()) return;
-      try {
-        if (this.exists(uid)) this.get(uid).warm();
-      } catch {
-        // an index that cannot be read now fails its first search with the reason instead
-      }
-    }
-  }
-
   async closeAll(): Promise<void> {
     const all = [...this.opened.values()];
     this.opened.clear();

@@ -231,16 +231,22 @@ export class VectorStore {
    * Load the codes and the graph now if a commit changed them since (the first search would),
    * then run the search code on a few stored vectors: a fresh process compiles the walk, the
    * scan and the kernels at their first use, which would otherwise land on the first search.
-   * Reads only: the beam tuner learns nothing from these.
+   * Reads only: the beam tuner learns nothing from these. Returns a stored vector, for a search
+   * through the whole search path (see IndexExtension.warm).
    */
-  warm(): void {
+  warm(): Float32Array | undefined {
     this.sync();
     const slots = this.graphSlots();
-    if (slots.length === 0) return;
+    if (slots.length === 0) return undefined;
     const ef = efSearch(10, this.state.vectors);
     for (let i = 0; i < WARM_SEARCHES; i++) this.search(this.exact(slots[(i * 7919) % slots.length]!), 10, undefined, { ef });
     this.graph.scan(slots, ef);
+    this.unprobed = 1;
+    return this.exact(slots[0]!);
   }
+
+  /** Searches to come that the tuner does not count: the engine's warm-up search (see `warm`). */
+  private unprobed = 0;
 
   /** Number of vectors stored (a document may have several). */
   count(): number {
@@ -410,6 +416,9 @@ export class VectorStore {
           : graph.search(ef, mask);
       } else if (preferScan(graph.size, graph.size, ef, graph.M0) || (!fixed && this.tuner.scans(graph.size))) {
         found = graph.scan(this.graphSlots(), ef);
+      } else if (this.unprobed > 0) {
+        this.unprobed--;
+        found = graph.search(ef);
       } else if (!fixed && this.tuner.probe(graph.size)) {
         return this.probe(ef, rank);
       } else {
