@@ -219,6 +219,39 @@ describe('churn, restart and multi-vector documents', () => {
     }
   });
 
+  test('deletions committed before their repair ran survive a restart: never found, slots reused cleanly', async () => {
+    const vectors = baseSubset(4000);
+    const qs = queries(40);
+    const dir = mkdtempSync(join(tmpdir(), 'vector-deleted-restart-'));
+    dirs.push(dir);
+    let store = new IndexStore(dir);
+    let vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    fill(vs, store, vectors.slice(0, 3000));
+    store.write(() => vs.flush());
+    // the graph is repaired around deleted vectors at the next search or merge: none runs before the restart
+    const gone = Array.from({ length: 3000 }, (_, i) => i).filter((i) => i % 7 === 0);
+    store.write(() => {
+      for (const i of gone) vs.delete(i);
+    });
+    await store.close();
+    store = new IndexStore(dir);
+    vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    expect(vs.count()).toBe(3000 - gone.length);
+    for (const q of qs) for (const h of vs.search(q, 10)) expect(h.docid % 7 === 0 && h.docid < 3000).toBe(false);
+    // new documents take the freed slots
+    store.write(() => {
+      for (let i = 3000; i < 4000; i++) vs.upsert(i, [vectors[i]!]);
+      vs.flush();
+    });
+    const live = Array.from({ length: 4000 }, (_, i) => i).filter((i) => i >= 3000 || i % 7 !== 0);
+    const liveVectors = live.map((i) => vectors[i]!);
+    let total = 0;
+    for (const q of qs) total += recall(vs.search(q, 10).map((h) => h.docid), bruteForce(liveVectors, q, 10, cosine).map((j) => live[j]!));
+    expect(total / qs.length).toBeGreaterThanOrEqual(0.95);
+    for (const i of [3000, 3500, 3999]) expect(vs.search(vectors[i]!, 1)[0]!.docid).toBe(i);
+    await store.close();
+  });
+
   test('a document with several vectors is found by its closest one, once', () => {
     const vectors = baseSubset(3000);
     const store = tempStore();
