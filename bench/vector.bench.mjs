@@ -10,9 +10,13 @@
  *
  * Patterns (50,000 vectors unless said): 2 payloads of 25k, 10 of 5k, 100 of 500, 10 of 5k then
  * 30% deleted, 10 of 5k then 30% of the vectors replaced by others, 200k in 10 payloads of 20k;
- * then the first search after a restart, with and without VECTORSTORE_READER_PREFETCH_MEMORY,
- * and recall per distance metric (vectors given deterministic lengths so that the metrics
- * disagree). Recall@10 is against brute force over the final vectors, with the pattern's metric.
+ * then the first search after a restart, with and without VECTORSTORE_READER_PREFETCH_MEMORY
+ * (in a fresh process: at once after `Engine.open`, and once the background warm-up is done),
+ * recall per distance metric (vectors given deterministic lengths so that the metrics
+ * disagree), and `memory`: anonymous memory (RssAnon) of a fresh process serving 50,000 and then
+ * 500,000 vectors of 100 dimensions, beside hnswlib-node serving the same vectors from its saved
+ * index. GloVe-100 has 200,000 vectors: rows beyond are mixes of two of them, normalised
+ * (`rowVector`). Recall@10 is against brute force over the final vectors, with the pattern's metric.
  * Our QPS runs the 1,000 queries after 100 warm-up searches (the same ones: the store calibrates
  * its beam on the searches it serves); hnswlib-node's is taken at our recall, interpolated
  * between the efs around it. Builds: documents per second through the task pipeline (ours:
@@ -24,6 +28,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** ../shared/data/glove-100 beside the project (looked for upwards: a worktree sits deeper). */
@@ -53,7 +59,10 @@ const PATTERNS = {
   euclidean: { n: 50_000, payloads: 10, distance: 'euclidean', lengths: true },
   dot: { n: 50_000, payloads: 10, distance: 'dot', lengths: true },
   hamming: { n: 50_000, payloads: 10, distance: 'hamming' },
+  memory: { sizes: [50_000, 500_000], per: 10_000 },
 };
+/** How long the serving process of `restart` and `memory` leaves the background warm-up. */
+const WARM_WAIT_MS = 2000;
 
 function loadData() {
   const meta = JSON.parse(readFileSync(join(DATA, 'meta.json'), 'utf8'));
@@ -65,6 +74,32 @@ function loadData() {
     queries: new Float32Array(q.buffer, q.byteOffset, q.byteLength / 4),
     nQuery: meta.nQuery,
   };
+}
+
+/**
+ * Row `i` of an extended GloVe-100: the data set's rows, then (beyond them) a mix of two rows,
+ * normalised, so that sizes past 200,000 keep the dimension and the spread of the real vectors.
+ */
+function rowVector(data, i) {
+  if (i < data.nBase) return data.base.subarray(i * DIM, (i + 1) * DIM);
+  const a = i % data.nBase;
+  const c = (i * 7919 + 13) % data.nBase;
+  const t = 0.3 + (((i * 2654435761) >>> 0) % 400) / 1000;
+  const v = new Float32Array(DIM);
+  let n = 0;
+  for (let d = 0; d < DIM; d++) {
+    v[d] = data.base[a * DIM + d] * (1 - t) + data.base[c * DIM + d] * t;
+    n += v[d] * v[d];
+  }
+  n = Math.sqrt(n);
+  for (let d = 0; d < DIM; d++) v[d] /= n;
+  return v;
+}
+
+/** A full collection after `gc()` (exposed at run time: the engine's worker threads refuse --expose-gc). */
+function collect() {
+  v8.setFlagsFromString('--expose_gc');
+  runInNewContext('gc')();
 }
 
 const chosen = (i, percent) => ((i * 2654435761) >>> 0) % 100 < percent;
@@ -157,7 +192,7 @@ function truth(data, p, rows) {
 // --- children -------------------------------------------------------------------------------
 
 function memory() {
-  global.gc?.();
+  collect();
   const status = readFileSync('/proc/self/status', 'utf8');
   const mb = (name) => Number(status.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? 0) / 1024;
   return { rss: mb('VmRSS'), anon: mb('RssAnon') };
@@ -209,20 +244,6 @@ async function ours(args) {
   };
   const out = { docsPerSec: p.n / buildSeconds, totalSeconds };
   if (p.restart) {
-    // the first search of a fresh process: nothing to rebuild, pages read from the file
-    await engine.close();
-    engine = await Engine.open({ dbPath: args.path, logLevel: 'off' });
-    const t = performance.now();
-    await search(0);
-    out.firstMs = performance.now() - t;
-    const warm = [];
-    for (let i = 1; i < 50; i++) {
-      const s = performance.now();
-      await search(i);
-      warm.push(performance.now() - s);
-    }
-    warm.sort((a, b) => a - b);
-    out.warmMs = warm[warm.length >> 1];
     await engine.close();
     return out;
   }
@@ -235,6 +256,100 @@ async function ours(args) {
   out.memory = memory();
   await engine.close();
   return out;
+}
+
+/**
+ * The first searches of a fresh process over a built index: the first at once after
+ * `Engine.open` (`waitMs` 0) or once the background warm-up is done, then the median of the next
+ * 49 (the tuner probes every other one of them, as it does in any fresh process).
+ */
+async function restart(args) {
+  const data = loadData();
+  const { Engine } = await import(join(DIST, 'engine.js'));
+  const t0 = performance.now();
+  const engine = await Engine.open({ dbPath: args.path, logLevel: 'off' });
+  const openMs = performance.now() - t0;
+  if (args.waitMs) await new Promise((resolve) => setTimeout(resolve, args.waitMs));
+  const search = (qi) =>
+    engine.search('glove', { vector: Array.from(data.queries.subarray(qi * DIM, (qi + 1) * DIM)), hybrid: { embedder: 'default', semanticRatio: 1 }, limit: K });
+  const t = performance.now();
+  await search(0);
+  const firstMs = performance.now() - t;
+  const warm = [];
+  for (let i = 1; i < 50; i++) {
+    const s = performance.now();
+    await search(i);
+    warm.push(performance.now() - s);
+  }
+  warm.sort((a, b) => a - b);
+  await engine.close();
+  return { openMs, firstMs, warmMs: warm[warm.length >> 1] };
+}
+
+/** Build `n` rows of the extended set through the Engine API (payloads of `per`), at `path`. */
+async function buildRows(args) {
+  const data = loadData();
+  const { Engine } = await import(join(DIST, 'engine.js'));
+  const engine = await Engine.open({ dbPath: args.path, logLevel: 'off' });
+  const wait = async (task) => {
+    const done = await engine.waitForTask((await task).taskUid, { timeoutMs: 3_600_000 });
+    if (done.status !== 'succeeded') throw new Error(JSON.stringify(done.error));
+  };
+  await wait(engine.createIndex('glove', { primaryKey: 'id' }));
+  await wait(engine.updateSettings('glove', { embedders: { default: { source: 'userProvided', dimensions: DIM } } }));
+  const t0 = performance.now();
+  let last;
+  for (let s = 0; s < args.n; s += args.per) {
+    const docs = [];
+    for (let i = s; i < Math.min(args.n, s + args.per); i++) docs.push({ id: i, _vectors: { default: Array.from(rowVector(data, i)) } });
+    last = engine.addDocuments('glove', docs, { method: 'replace' });
+    // one payload in flight at a time: the builder's own memory stays small
+    await wait(last);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  await engine.close();
+  return { docsPerSec: args.n / seconds };
+}
+
+/** A fresh process serving the index at `path`: warm-up, 100 + 1,000 searches, then RssAnon. */
+async function serveRows(args) {
+  const q = readFileSync(join(DATA, 'queries.f32'));
+  const queries = new Float32Array(q.buffer, q.byteOffset, q.byteLength / 4);
+  const { Engine } = await import(join(DIST, 'engine.js'));
+  const engine = await Engine.open({ dbPath: args.path, logLevel: 'off' });
+  await new Promise((resolve) => setTimeout(resolve, WARM_WAIT_MS));
+  const search = (qi) => engine.search('glove', { vector: Array.from(queries.subarray(qi * DIM, (qi + 1) * DIM)), hybrid: { embedder: 'default', semanticRatio: 1 }, limit: K });
+  for (let i = 0; i < WARMUP; i++) await search(i);
+  const t = performance.now();
+  for (let qi = 0; qi < 1000; qi++) await search(qi);
+  const qps = 1000 / ((performance.now() - t) / 1000);
+  const mem = memory();
+  await engine.close();
+  return { qps, ...mem };
+}
+
+/** hnswlib-node: build `n` rows and save the index (role `peerBuild`), or serve it from the file (`peerServe`). */
+async function peerRows(args, serve) {
+  const { default: hnswlib } = await import('hnswlib-node');
+  const index = new hnswlib.HierarchicalNSW('cosine', DIM);
+  if (!serve) {
+    const data = loadData();
+    index.initIndex(args.n, M, EF_CONSTRUCTION, 100);
+    const t0 = performance.now();
+    for (let i = 0; i < args.n; i++) index.addPoint(Array.from(rowVector(data, i)), i);
+    const insertsPerSec = args.n / ((performance.now() - t0) / 1000);
+    index.writeIndexSync(args.file);
+    return { insertsPerSec };
+  }
+  const q = readFileSync(join(DATA, 'queries.f32'));
+  const queries = new Float32Array(q.buffer, q.byteOffset, q.byteLength / 4);
+  index.readIndexSync(args.file);
+  index.setEf(200);
+  for (let i = 0; i < WARMUP; i++) index.searchKnn(Array.from(queries.subarray(i * DIM, (i + 1) * DIM)), K);
+  const t = performance.now();
+  for (let qi = 0; qi < 1000; qi++) index.searchKnn(Array.from(queries.subarray(qi * DIM, (qi + 1) * DIM)), K);
+  const qps = 1000 / ((performance.now() - t) / 1000);
+  return { qps, ...memory() };
 }
 
 async function peer(args) {
@@ -300,15 +415,45 @@ async function main() {
     for (const name of names) {
       const p = PATTERNS[name];
       if (!p) throw new Error(`unknown pattern ${name} (known: ${Object.keys(PATTERNS).join(', ')})`);
+      if (p.sizes) {
+        const anon = [];
+        for (const n of p.sizes) {
+          const path = join(dir, `${name}-${n}`);
+          const file = join(dir, `${name}-${n}.hnsw`);
+          const b = await spawn('build', { n, per: p.per, path });
+          const o = await spawn('serve', { path });
+          rmSync(path, { recursive: true, force: true });
+          const hb = await spawn('peerBuild', { n, file });
+          const h = await spawn('peerServe', { n, file });
+          rmSync(file, { force: true });
+          anon.push([o.anon, h.anon]);
+          const row = [
+            `memory: serving ${n.toLocaleString('en')} vectors (fresh process, after 1,100 searches)`,
+            '-',
+            `${o.qps.toFixed(0)} (hnswlib at ef 200: ${h.qps.toFixed(0)})`,
+            `${b.docsPerSec.toFixed(0)} (${(b.docsPerSec / hb.insertsPerSec).toFixed(2)}x)`,
+            `RssAnon ${o.anon.toFixed(0)} MB, hnswlib-node ${h.anon.toFixed(0)} MB` +
+              (anon.length > 1 ? `; ours ${(o.anon / anon[0][0]).toFixed(2)}x the ${p.sizes[0].toLocaleString('en')} figure, hnswlib-node ${(h.anon / anon[0][1]).toFixed(2)}x` : ''),
+          ];
+          console.log(row.join(' | '));
+          table.push(row);
+        }
+        continue;
+      }
       const { rows } = plan(p, data.nBase);
       const truthPath = join(dir, `${name}.truth.json`);
       writeFileSync(truthPath, JSON.stringify(truth(data, p, rows)));
       if (p.restart) {
+        const path = join(dir, name);
+        await spawn('ours', { pattern: name, truth: truthPath, path });
         for (const prefetch of [false, true]) {
-          const o = await spawn('ours', { pattern: name, truth: truthPath, path: join(dir, `${name}-${prefetch}`), env: prefetch ? { VECTORSTORE_READER_PREFETCH_MEMORY: 'true' } : {} });
-          const row = [`first search after restart${prefetch ? ', prefetch on' : ''}`, '-', '-', '-', `${o.firstMs.toFixed(1)} ms, warm median ${o.warmMs.toFixed(2)} ms (${(o.firstMs / o.warmMs).toFixed(1)}x)`];
-          console.log(row.join(' | '));
-          table.push(row);
+          for (const waitMs of [0, WARM_WAIT_MS]) {
+            const o = await spawn('restart', { path, waitMs, env: prefetch ? { VECTORSTORE_READER_PREFETCH_MEMORY: 'true' } : {} });
+            const when = waitMs ? `${waitMs} ms after open (background warm-up done)` : 'at once after open';
+            const row = [`first search after restart, ${when}${prefetch ? ', prefetch on' : ''}`, '-', '-', '-', `${o.firstMs.toFixed(1)} ms, then median ${o.warmMs.toFixed(2)} ms (${(o.firstMs / o.warmMs).toFixed(1)}x); open ${o.openMs.toFixed(0)} ms`];
+            console.log(row.join(' | '));
+            table.push(row);
+          }
         }
         continue;
       }
@@ -335,7 +480,8 @@ async function main() {
 
 if (process.argv[2] === '--child') {
   const [role, args] = [process.argv[3], JSON.parse(process.argv[4])];
-  const result = role === 'ours' ? await ours(args) : await peer(args);
+  const roles = { ours, peer, restart, build: buildRows, serve: serveRows, peerBuild: (a) => peerRows(a, false), peerServe: (a) => peerRows(a, true) };
+  const result = await roles[role](args);
   process.send(result, () => process.exit(0));
 } else {
   await main();

@@ -101,6 +101,12 @@ export interface EngineOptions {
   lock?: boolean;
   /** Create the database when the directory holds none (default true); false: fail with `database_not_found`. */
   create?: boolean;
+  /**
+   * After opening, load each index's vector graphs in the background, so that the first search
+   * finds them in memory (default: true in the thread that answers searches, that is without
+   * `searchThreads` and not as the write thread; `writer: 'inline'` engines default to false).
+   */
+  warm?: boolean;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -170,7 +176,31 @@ export class Engine {
       throw error;
     }
     if (options.autoProcess !== false) engine.scheduler.start();
+    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) void engine.warm();
     return engine;
+  }
+
+  /**
+   * Open every index, load what its first search would load and run its warm-up searches (their
+   * answers dropped), one index per turn of the event loop, so that a request arriving meanwhile
+   * waits for one index at most. Searches have no side effect; stops when the engine closes.
+   */
+  private async warm(): Promise<void> {
+    for (const uid of this.indexes.uids()) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.closed) return;
+      try {
+        if (!this.indexes.exists(uid)) continue;
+        const index = this.indexes.get(uid);
+        for (const body of index.warm()) {
+          if (this.closed) return;
+          await searchWithVectors(index, body);
+        }
+      } catch (error) {
+        // an index that cannot be read now fails its first search with the reason instead
+        this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
+      }
+    }
   }
 
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */

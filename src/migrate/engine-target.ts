@@ -19,7 +19,7 @@ export class EngineTarget implements Target {
 
   static async open(dbPath: string): Promise<EngineTarget> {
     try {
-      return new EngineTarget(await Engine.open({ dbPath, logLevel: 'warn' }));
+      return new EngineTarget(await Engine.open({ dbPath, logLevel: 'warn', warm: false }));
     } catch (e) {
       throw new MigrationError('target', `cannot open the database at ${dbPath}: ${(e as Error).message}`);
     }

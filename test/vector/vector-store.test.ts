@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { IndexStore, RoaringBitmap32 } from '../../src/engine/index/store.js';
 import { dot, exactDistance, hammingFloat, normalized, squaredEuclidean } from '../../src/engine/vector/distance.js';
+import { int8Scale } from '../../src/engine/vector/quantizer.js';
 import { VectorStore, type VectorStoreConfig } from '../../src/engine/vector/store.js';
 import { baseSubset, bruteForce, DIM, queries, recall } from './glove.js';
 
@@ -135,21 +136,46 @@ describe('churn, restart and multi-vector documents', () => {
     expect(after).toBeGreaterThanOrEqual(before - 0.01);
   }, 120_000);
 
-  test('pending vectors stored without codes (by an older version) are coded at open and found', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'vector-old-pending-'));
+  test('a store in the per-slot layout of earlier versions is read, and rewritten as blocks by its next write', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vector-legacy-'));
     dirs.push(dir);
     let store = new IndexStore(dir);
-    let vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
-    const vectors = baseSubset(1000);
-    fill(vs, store, vectors);
-    const codes = store.openDB<Buffer, number>('vectors:e:codes', { keyEncoding: 'uint32', encoding: 'binary' });
+    const vectors = baseSubset(1003);
+    // What a version before the blocks wrote for 1,000 one-vector documents and one with two
+    // vectors, none merged yet and, as before pending vectors had codes, without codes.
+    const meta = store.openDB<unknown, string>('vectors:e:meta', { encoding: 'msgpack' });
+    const vec = store.openDB<Buffer, number>('vectors:e:vec', { keyEncoding: 'uint32', encoding: 'binary' });
+    const docs = store.openDB<Buffer, number>('vectors:e:docs', { keyEncoding: 'uint32', encoding: 'binary' });
+    const bytes = (a: ArrayLike<number>, type: typeof Float32Array | typeof Uint32Array) => Buffer.from(new type(Array.from(a)).buffer);
     store.write(() => {
-      for (let i = 0; i < 1000; i++) codes.removeSync(i);
+      for (let slot = 0; slot < 1002; slot++) {
+        vec.putSync(slot, bytes(vectors[slot]!, Float32Array));
+        meta.putSync(`pending:${slot}`, true);
+      }
+      for (let d = 0; d < 1000; d++) docs.putSync(d, bytes([d], Uint32Array));
+      docs.putSync(1000, bytes([1001, 1000], Uint32Array));
+      const state = { version: 1, dimensions: DIM, distance: 'cosine', binaryQuantized: false, M: 16, efConstruction: 64, gen: 0.5, entry: -1, maxLevel: -1, nextSlot: 1002, scale: int8Scale(vectors.slice(0, 1000), 'cosine'), vectors: 1002 };
+      meta.putSync('state', state);
+      meta.putSync('gen', 0.5);
     });
+    let vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    const check = (count = 1003) => {
+      expect(vs.count()).toBe(count);
+      for (const i of [3, 500, 999]) expect(vs.search(vectors[i]!, 1)[0]!.docid).toBe(i);
+      expect(vs.get(1000)).toEqual([vectors[1001], vectors[1000]]);
+    };
+    check(1002);
+    store.write(() => vs.upsert(2000, [vectors[1002]!]));
+    const legacy = ['codes', 'links', 'docs'].map((n) => store.openDB(`vectors:e:${n}`, { keyEncoding: 'uint32', encoding: 'binary' }));
+    for (const db of legacy) expect(db.getCount()).toBe(0);
+    expect([...meta.getKeys({ start: 'pending:', end: 'pending:\uffff' })]).toEqual([]);
     await store.close();
     store = new IndexStore(dir);
     vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
-    for (const i of [3, 500, 999]) expect(vs.search(vectors[i]!, 1)[0]!.docid).toBe(i);
+    check();
+    expect(vs.search(vectors[1002]!, 1)[0]!.docid).toBe(2000);
+    store.write(() => vs.flush());
+    check();
     await store.close();
   });
 
@@ -191,6 +217,39 @@ describe('churn, restart and multi-vector documents', () => {
     } finally {
       delete process.env.VECTORSTORE_READER_PREFETCH_MEMORY;
     }
+  });
+
+  test('deletions committed before their repair ran survive a restart: never found, slots reused cleanly', async () => {
+    const vectors = baseSubset(4000);
+    const qs = queries(40);
+    const dir = mkdtempSync(join(tmpdir(), 'vector-deleted-restart-'));
+    dirs.push(dir);
+    let store = new IndexStore(dir);
+    let vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    fill(vs, store, vectors.slice(0, 3000));
+    store.write(() => vs.flush());
+    // the graph is repaired around deleted vectors at the next search or merge: none runs before the restart
+    const gone = Array.from({ length: 3000 }, (_, i) => i).filter((i) => i % 7 === 0);
+    store.write(() => {
+      for (const i of gone) vs.delete(i);
+    });
+    await store.close();
+    store = new IndexStore(dir);
+    vs = new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' });
+    expect(vs.count()).toBe(3000 - gone.length);
+    for (const q of qs) for (const h of vs.search(q, 10)) expect(h.docid % 7 === 0 && h.docid < 3000).toBe(false);
+    // new documents take the freed slots
+    store.write(() => {
+      for (let i = 3000; i < 4000; i++) vs.upsert(i, [vectors[i]!]);
+      vs.flush();
+    });
+    const live = Array.from({ length: 4000 }, (_, i) => i).filter((i) => i >= 3000 || i % 7 !== 0);
+    const liveVectors = live.map((i) => vectors[i]!);
+    let total = 0;
+    for (const q of qs) total += recall(vs.search(q, 10).map((h) => h.docid), bruteForce(liveVectors, q, 10, cosine).map((j) => live[j]!));
+    expect(total / qs.length).toBeGreaterThanOrEqual(0.95);
+    for (const i of [3000, 3500, 3999]) expect(vs.search(vectors[i]!, 1)[0]!.docid).toBe(i);
+    await store.close();
   });
 
   test('a document with several vectors is found by its closest one, once', () => {

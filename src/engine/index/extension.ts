@@ -52,4 +52,10 @@ export interface IndexExtension {
   clear(store: IndexStore): void;
   /** True when moving from `before` to `after` settings requires re-extracting every document. */
   needsReindex(before: Settings, after: Settings): boolean;
+  /**
+   * Load into memory what the first search would otherwise load (in the background after the
+   * engine opens), and return search bodies that run the extension's search code once, so that
+   * the first request finds that code compiled (the engine runs them and drops their answers).
+   */
+  warm?(store: IndexStore): unknown[];
 }

@@ -44,6 +44,11 @@ export class Index {
     await this.store.close();
   }
 
+  /** Load what the first search would otherwise load; returns warm-up search bodies (see IndexExtension.warm). */
+  warm(): unknown[] {
+    return this.extensions.flatMap((extension) => extension.warm?.(this.store) ?? []);
+  }
+
   /** The instance's experimental features; absent for an index opened outside an engine (every feature allowed). */
   get features(): FeatureStore | undefined {
     return this.hooks.features;

@@ -1,14 +1,19 @@
 /**
  * Which slots hold which document's vectors, in flat typed arrays rather than a Map of arrays
- * (a Map costs tens of bytes per document; this costs 4 bytes per docid and 8 per slot).
+ * (a Map costs tens of bytes per document; this costs 4 bytes per docid and 10 per slot).
  * Internal docids are dense (allocated in sequence by the index), so they index an array.
+ * Each slot also knows its owner and its position in the owner's list, which is what the store
+ * persists (see store.ts: owner blocks) and rebuilds the lists from (`load`).
  */
 const NONE = -1;
+/** Owner of a slot that belongs to no document. */
+export const NO_OWNER = 0xffffffff;
 
 export class DocSlots {
   private head = new Int32Array(0);
   private next = new Int32Array(0);
   private owner = new Uint32Array(0);
+  private position = new Uint16Array(0);
 
   private growDocs(docid: number): void {
     if (docid < this.head.length) return;
@@ -22,10 +27,13 @@ export class DocSlots {
     const size = Math.max(slot + 1, Math.ceil(this.next.length * 1.5), 1024);
     const next = new Int32Array(size).fill(NONE);
     next.set(this.next);
-    const owner = new Uint32Array(size);
+    const owner = new Uint32Array(size).fill(NO_OWNER);
     owner.set(this.owner);
+    const position = new Uint16Array(size);
+    position.set(this.position);
     this.next = next;
     this.owner = owner;
+    this.position = position;
   }
 
   /** Size the arrays for `docs` docids and `slots` slots up front (avoids growth slack). */
@@ -49,6 +57,7 @@ export class DocSlots {
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i]!;
       this.owner[s] = docid;
+      this.position[s] = i;
       this.next[s] = i + 1 < slots.length ? slots[i + 1]! : NONE;
     }
     this.head[docid] = slots[0]!;
@@ -59,6 +68,7 @@ export class DocSlots {
     for (let s = this.head[docid]!; s !== NONE; ) {
       const n = this.next[s]!;
       this.next[s] = NONE;
+      this.owner[s] = NO_OWNER;
       s = n;
     }
     this.head[docid] = NONE;
@@ -91,7 +101,54 @@ export class DocSlots {
     return this.owner[slot]!;
   }
 
+  /** The document of `slot` (NO_OWNER when none) and the slot's position in its list. */
+  ownerOf(slot: number): number {
+    return slot < this.owner.length ? this.owner[slot]! : NO_OWNER;
+  }
+
+  positionOf(slot: number): number {
+    return slot < this.position.length ? this.position[slot]! : 0;
+  }
+
+  /**
+   * Rebuild every list from the owner and position of each of `slots` slots (NO_OWNER: free).
+   * Returns the documents, ascending. One pass for the first vectors of the documents; the few
+   * further ones are sorted and chained after them.
+   */
+  load(owner: Uint32Array, position: Uint16Array, slots: number): Uint32Array {
+    this.head = new Int32Array(0);
+    this.next = new Int32Array(0);
+    this.owner = new Uint32Array(0);
+    this.position = new Uint16Array(0);
+    this.reserve(0, slots);
+    let maxDoc = -1;
+    for (let s = 0; s < slots; s++) if (owner[s] !== NO_OWNER && owner[s]! > maxDoc) maxDoc = owner[s]!;
+    this.reserve(maxDoc + 1, 0);
+    const later: number[] = [];
+    let docs = 0;
+    for (let s = 0; s < slots; s++) {
+      const d = owner[s]!;
+      if (d === NO_OWNER) continue;
+      this.owner[s] = d;
+      this.position[s] = position[s]!;
+      if (position[s] === 0) {
+        this.head[d] = s;
+        docs++;
+      } else later.push(s);
+    }
+    later.sort((a, b) => owner[a]! - owner[b]! || position[a]! - position[b]!);
+    for (let i = 0; i < later.length; i++) {
+      const s = later[i]!;
+      const prev = position[s] === 1 ? this.head[owner[s]!]! : later[i - 1]!;
+      if (prev !== undefined && prev !== NONE) this.next[prev] = s;
+    }
+    const out = new Uint32Array(docs);
+    let n = 0;
+    for (let d = 0; d <= maxDoc; d++) if (this.head[d] !== NONE) out[n++] = d;
+    return out;
+  }
+
   get byteLength(): number {
-    return this.head.byteLength + this.next.byteLength + this.owner.byteLength;
+    return this.head.byteLength + this.next.byteLength + this.owner.byteLength + this.position.byteLength;
   }
 }

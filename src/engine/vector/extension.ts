@@ -44,6 +44,8 @@ export interface VectorStoreLike {
   search(query: Float32Array, k: number, filter?: Bitmap): VectorHit[] | Promise<VectorHit[]>;
   clear(): void;
   count(): number;
+  /** Load what the first search would otherwise load; returns a stored vector to search with, if any. */
+  warm?(): Float32Array | undefined;
 }
 
 export type VectorStoreFactory = (
@@ -96,6 +98,18 @@ export class VectorsExtension implements IndexExtension {
 
   open(store: IndexStore): void {
     this.state(store);
+  }
+
+  /** Load every embedder's vector store (codes and graph) into memory; one vector search per embedder to run once. */
+  warm(store: IndexStore): unknown[] {
+    const bodies: unknown[] = [];
+    for (const key of this.state(store).meta.getKeys()) {
+      const name = key as string;
+      const vectors = this.vectorStore(store, name);
+      const sample = vectors?.warm?.();
+      if (sample) bodies.push({ vector: Array.from(sample), hybrid: { embedder: name, semanticRatio: 1 }, limit: 1 });
+    }
+    return bodies;
   }
 
   private state(store: IndexStore): OpenedState {

@@ -874,6 +874,11 @@ export class Graph {
     }
   }
 
+  /** No list names an absent node (no removal since the last sweep). */
+  get isClean(): boolean {
+    return this.clean;
+  }
+
   /** Memory held in RAM by the graph and its codes, in bytes. */
   get byteLength(): number {
     let up = 0;

@@ -379,14 +379,19 @@ export class Kernels {
     if (next.end > have) this.memory.grow(Math.ceil((next.end - have) / PAGE));
     this.refreshViews();
     const b = this.bytes;
-    b.fill(0, next.visited, next.end);
+    // Memory past the old end is fresh from `grow`, hence zero: only what was in use is cleared
+    // (filling megabytes that are already zero is most of the cost of sizing a large arena).
+    const zero = (from: number, to: number) => {
+      if (from < Math.min(to, have)) b.fill(0, from, Math.min(to, have));
+    };
+    zero(next.visited, next.end);
     b.copyWithin(next.levels, old.levels, old.levels + old.cap);
     b.fill(0xff, next.levels + old.cap, next.levels + cap);
     b.copyWithin(next.l0n, old.l0n, old.l0n + old.cap);
-    b.fill(0, next.l0n + old.cap, next.l0n + cap);
+    zero(next.l0n + old.cap, next.l0n + cap);
     b.copyWithin(next.l0, old.l0, old.l0 + old.cap * this.M0 * 4);
-    b.fill(0, next.l0 + old.cap * this.M0 * 4, next.l0 + cap * this.M0 * 4);
-    b.fill(0, CODES_PTR + old.cap * this.stride, next.l0);
+    zero(next.l0 + old.cap * this.M0 * 4, next.l0 + cap * this.M0 * 4);
+    zero(CODES_PTR + old.cap * this.stride, next.l0);
     this.layout = next;
     return next;
   }

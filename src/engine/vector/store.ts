@@ -2,18 +2,34 @@
  * One embedder's vector store inside an index's LMDB environment.
  *
  * Databases (all written in the caller's write transaction, `store.write(() => ...)`):
- *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, ...}; 'gen' -> gen;
- *                       'pending:<slot>' -> true for vectors not yet linked in the graph
+ *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, layout, ...}; 'gen' -> gen
  *   vectors:<e>:vec     slot -> exact vector (f32 LE, or packed bits when binary quantized)
- *   vectors:<e>:codes   slot -> compact code the graph is traversed on (pending vectors' too)
- *   vectors:<e>:links   slot * 16 + layer -> neighbour slots (u32 LE)
- *   vectors:<e>:docs    docid -> slots of the document's vectors (u32 LE)
+ *   vectors:<e>:blocks  block * 4 + kind -> the records of BLOCK consecutive slots, as RAM holds
+ *                       them (so that a block loads with one copy):
+ *                         CODES   the slots' compact codes (pending vectors' too), arena rows
+ *                         LINKS   layer-0 neighbour counts (u8 each), then lists (M0 u32 each)
+ *                         UPPER   for each slot of the block with upper layers: slot, level,
+ *                                 then its lists (count + M u32 per layer)
+ *                         OWNERS  per slot: docid (u32, 0xffffffff when free), position in the
+ *                                 document's vectors (u16), flags (u16: 1 = pending)
+ * Stores written before the blocks (no `layout` in the state) kept one key per slot in
+ * `codes`, `links` (slot * 16 + layer), `docs` (docid -> slots) and 'pending:<slot>' keys in
+ * meta; they are read that way and rewritten as blocks by their next write.
  *
  * RAM holds the codes and the neighbour lists as contiguous arrays (see graph.ts): they are
- * loaded from the databases when the store opens and kept equal to what is committed. Each
- * mutation writes a fresh generation token ('gen'); when the committed token differs from
- * the one in RAM (a write transaction threw and rolled back), RAM is reloaded from the store,
- * so an aborted transaction leaves the graph exactly as it was.
+ * loaded from the blocks when the store opens (a few hundred values per 100,000 vectors, each
+ * copied in one piece, so opening costs milliseconds, not a rebuild) and kept equal to what is
+ * committed: each write persists the blocks it changed. Each mutation writes a fresh generation
+ * token ('gen'); when the committed token differs from the one in RAM (a write transaction threw
+ * and rolled back), RAM is reloaded from the store, so an aborted transaction leaves the graph
+ * exactly as it was.
+ *
+ * Why copies and not views of the memory map: lmdb-js 3.5 hands out a view of the map only for
+ * values of 16 MiB and more (smaller ones are copied into a reused buffer by `getBinaryFast`),
+ * such a view is valid only while a read snapshot pins its pages, and the distance kernels run in
+ * WebAssembly memory, which cannot alias a file mapping. So the codes and layer-0 lists the walk
+ * reads are in anonymous memory (about 260 bytes per 100-d vector); the exact vectors, read for
+ * the re-ranking only, stay in the map.
  *
  * New vectors are persisted at once, with their codes, and marked pending; searches scan their
  * codes exactly (pending.ts); they are linked into the graph when they reach a threshold (or on
@@ -32,7 +48,7 @@ import type { Database } from 'lmdb';
 import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
 import { exactDistance, norm, similarity, type Distance } from './distance.js';
-import { DocSlots } from './doc-slots.js';
+import { DocSlots, NO_OWNER } from './doc-slots.js';
 import { Graph, type Scored } from './graph.js';
 import { BUILD, efSearch, mergeThreshold, preferScan, rerankCount } from './params.js';
 import { PendingSlots } from './pending.js';
@@ -71,13 +87,36 @@ interface State {
    */
   scaleSample?: number;
   vectors: number;
+  /** 2: codes, links and owners in blocks; absent: one key per slot (see the header). */
+  layout?: 2;
+  /** Bytes per slot in a CODES block (the arena's row: the code, and its norm for l2). */
+  codeStride?: number;
+  /** False when lists may name absent slots (a removal not repaired yet): swept at load. */
+  clean?: boolean;
 }
+
+/** Searches `warm` runs to compile the search code before the first real one. */
+const WARM_SEARCHES = 16;
 
 /** Vectors the int8 scale is fitted on. */
 const SCALE_SAMPLE = 2000;
 
+/** Legacy layout: 'pending:<slot>' keys in meta. */
 const PENDING = 'pending:';
+/** Legacy layout: links keyed slot * LAYERS + layer. */
 const LAYERS = 16;
+
+/** Slots per block: 256 keeps a rewritten block small (32 KiB of links) for scattered changes. */
+const SHIFT = 8;
+const BLOCK = 1 << SHIFT;
+const CODES = 0;
+const LINKS = 1;
+const UPPER = 2;
+const OWNERS = 3;
+const OWNER_BYTES = 8;
+const FLAG_PENDING = 1;
+const blockKey = (block: number, kind: number) => block * 4 + kind;
+const blocksFor = (slots: number) => Math.ceil(slots / BLOCK);
 
 function bytesOf(a: ArrayBufferView): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
@@ -133,9 +172,13 @@ export class VectorStore {
   private readonly bits: boolean;
   private readonly meta: Database<any, string>;
   private readonly vec: Database<Buffer, number>;
-  private readonly codes: Database<Buffer, number>;
-  private readonly links: Database<Buffer, number>;
-  private readonly docs: Database<Buffer, number>;
+  private readonly blocks: Database<Buffer, number>;
+  private readonly prefix: string;
+  /** Blocks changed since the last commit, by kind (links and upper layers: `graph.dirty`). */
+  private readonly dirtyCodes = new Set<number>();
+  private readonly dirtyOwners = new Set<number>();
+  /** RAM was loaded from the legacy layout: the next write rewrites everything as blocks. */
+  private relayout = false;
 
   // RAM mirror, rebuilt by `reload`
   private gen = -1;
@@ -172,12 +215,10 @@ export class VectorStore {
     this.distance = config.distance;
     this.binaryQuantized = config.binaryQuantized ?? false;
     this.bits = this.binaryQuantized || this.distance === 'hamming';
-    const prefix = `vectors:${embedder}:`;
+    const prefix = (this.prefix = `vectors:${embedder}:`);
     this.meta = store.openDB(`${prefix}meta`, { encoding: 'msgpack' });
     this.vec = store.openDB(`${prefix}vec`, { keyEncoding: 'uint32', encoding: 'binary' });
-    this.codes = store.openDB(`${prefix}codes`, { keyEncoding: 'uint32', encoding: 'binary' });
-    this.links = store.openDB(`${prefix}links`, { keyEncoding: 'uint32', encoding: 'binary' });
-    this.docs = store.openDB(`${prefix}docs`, { keyEncoding: 'uint32', encoding: 'binary' });
+    this.blocks = store.openDB(`${prefix}blocks`, { keyEncoding: 'uint32', encoding: 'binary' });
     this.scratch = new Float32Array(this.dimensions);
     this.scratchBytes = new Uint8Array(this.scratch.buffer);
     this.sync();
@@ -185,6 +226,27 @@ export class VectorStore {
   }
 
   // --- public API -----------------------------------------------------------------------------
+
+  /**
+   * Load the codes and the graph now if a commit changed them since (the first search would),
+   * then run the search code on a few stored vectors: a fresh process compiles the walk, the
+   * scan and the kernels at their first use, which would otherwise land on the first search.
+   * Reads only: the beam tuner learns nothing from these. Returns a stored vector, for a search
+   * through the whole search path (see IndexExtension.warm).
+   */
+  warm(): Float32Array | undefined {
+    this.sync();
+    const slots = this.graphSlots();
+    if (slots.length === 0) return undefined;
+    const ef = efSearch(10, this.state.vectors);
+    for (let i = 0; i < WARM_SEARCHES; i++) this.search(this.exact(slots[(i * 7919) % slots.length]!), 10, undefined, { ef });
+    this.graph.scan(slots, ef);
+    this.unprobed = 1;
+    return this.exact(slots[0]!);
+  }
+
+  /** Searches to come that the tuner does not count: the engine's warm-up search (see `warm`). */
+  private unprobed = 0;
 
   /** Number of vectors stored (a document may have several). */
   count(): number {
@@ -219,15 +281,15 @@ export class VectorStore {
       this.batching = false;
       this.codeFresh();
       if (this.pending.size >= mergeThreshold(this.graph.size)) this.merge();
-      for (const slot of this.fresh.keys()) this.meta.putSync(PENDING + slot, true);
       this.fresh.clear();
       this.commitRam();
     } catch (error) {
-      // RAM no longer matches what the transaction holds: reload on next use (and leave the
-      // new vectors pending, should the caller commit what was written).
+      // RAM no longer matches what the transaction holds: reload on next use (and persist what
+      // RAM holds, marked for a sweep at load, should the caller commit what was written).
       this.batching = false;
       try {
-        for (const slot of this.fresh.keys()) this.meta.putSync(PENDING + slot, true);
+        this.codeFresh();
+        this.commitRam(false);
       } catch {
         // the transaction is failing anyway
       }
@@ -249,13 +311,13 @@ export class VectorStore {
     for (const v of vectors) {
       const slot = this.allocate();
       this.vec.putSync(slot, this.encodeExact(v));
+      this.dirtyOwners.add(slot >>> SHIFT);
       this.fresh.set(slot, v);
       this.uncoded.push(slot);
       this.pending.add(slot);
       slots.push(slot);
     }
     if (slots.length > 0) {
-      this.docs.putSync(docid, bytesOf(Uint32Array.from(slots)));
       this.docSlots.set(docid, slots);
       this.docBitmap.add(docid);
     }
@@ -291,24 +353,30 @@ export class VectorStore {
    */
   private relink(): void {
     const saved = this.meta.get('state') as State;
-    for (const db of [this.codes, this.links, this.meta]) db.clearSync();
+    const owners = saved.layout === 2 ? this.readOwners(saved.nextSlot) : this.readLegacyOwners(saved.nextSlot);
+    this.blocks.clearSync();
+    this.meta.clearSync();
+    if (saved.layout !== 2) this.dropLegacy();
     const state = this.emptyState();
     state.nextSlot = saved.nextSlot;
     state.vectors = saved.vectors;
     this.reload(state);
-    for (const { value } of this.docs.getRange()) {
-      for (const slot of u32s(value)) {
-        this.pending.add(slot);
-        this.fresh.set(slot, this.exact(slot));
-        this.uncoded.push(slot);
-      }
+    this.adoptOwners(owners.owner, owners.position, saved.nextSlot);
+    for (let slot = 0; slot < saved.nextSlot; slot++) {
+      if (owners.owner[slot] === NO_OWNER) continue;
+      this.pending.add(slot);
+      this.fresh.set(slot, this.exact(slot));
+      this.uncoded.push(slot);
+      this.dirtyOwners.add(slot >>> SHIFT);
     }
   }
 
   /** Drop every vector. Call inside `store.write`. */
   clear(): void {
     // clearSync joins the caller's write transaction (rolled back with it).
-    for (const db of [this.vec, this.codes, this.links, this.docs, this.meta]) db.clearSync();
+    const saved = this.meta.get('state') as State | undefined;
+    if (saved && saved.layout !== 2) this.dropLegacy();
+    for (const db of [this.vec, this.blocks, this.meta]) db.clearSync();
     this.gen = -1;
     this.sync();
   }
@@ -348,6 +416,9 @@ export class VectorStore {
           : graph.search(ef, mask);
       } else if (preferScan(graph.size, graph.size, ef, graph.M0) || (!fixed && this.tuner.scans(graph.size))) {
         found = graph.scan(this.graphSlots(), ef);
+      } else if (this.unprobed > 0) {
+        this.unprobed--;
+        found = graph.search(ef);
       } else if (!fixed && this.tuner.probe(graph.size)) {
         return this.probe(ef, rank);
       } else {
@@ -496,7 +567,8 @@ export class VectorStore {
 
   private allocate(): number {
     const slot = this.free.pop() ?? this.state.nextSlot++;
-    this.graph.ensure(slot + 1);
+    // whole blocks, so that a block is always one contiguous piece of the arena
+    this.graph.ensure(blocksFor(slot + 1) * BLOCK);
     return slot;
   }
 
@@ -504,18 +576,16 @@ export class VectorStore {
     const linked: number[] = [];
     for (const slot of slots) {
       this.vec.removeSync(slot);
+      this.dirtyOwners.add(slot >>> SHIFT);
       if (this.pending.has(slot)) {
         this.pending.remove(slot);
-        if (!this.fresh.delete(slot)) this.meta.removeSync(PENDING + slot);
-        this.codes.removeSync(slot);
+        this.fresh.delete(slot);
         this.free.push(slot);
       } else {
-        this.codes.removeSync(slot);
         linked.push(slot);
       }
     }
     this.doomed.push(...linked);
-    this.docs.removeSync(docid);
     this.docSlots.delete(docid);
     this.docBitmap.remove(docid);
     this.state.vectors -= slots.length;
@@ -528,7 +598,7 @@ export class VectorStore {
     const slots = this.pending.slots().sort((a, b) => a - b);
     if (slots.length > 0) {
       this.refitScale(slots);
-      for (const slot of slots) if (!this.fresh.has(slot)) this.meta.removeSync(PENDING + slot);
+      for (const slot of slots) this.dirtyOwners.add(slot >>> SHIFT);
       this.graph.insertMany(slots);
       this.pending.clear();
       this.fresh.clear();
@@ -574,7 +644,7 @@ export class VectorStore {
     const p = this.graph.kernels.codePtr(slot);
     this.quantizer.encode(v, bytes, p);
     this.graph.coded(p);
-    this.codes.putSync(slot, Buffer.from(bytes.subarray(p, p + this.quantizer.stride)));
+    this.dirtyCodes.add(slot >>> SHIFT);
   }
 
   /**
@@ -591,24 +661,141 @@ export class VectorStore {
     this.doomed = [];
   }
 
-  /** Persist the lists that changed and a new generation token (same transaction). */
-  private commitRam(): void {
+  /**
+   * Persist the blocks that changed, the state and a new generation token (same transaction).
+   * `clean`: false when RAM may be mid-operation (a failing batch): the next load sweeps lists.
+   */
+  private commitRam(clean = true): void {
     const g = this.graph;
+    const links = new Set<number>();
+    const uppers = new Set<number>();
     for (const slot of g.dirty) {
-      const level = g.levelFor(slot);
-      if (g.has(slot)) {
-        // copied: layer-0 lists are views of the kernels' shared memory, which LMDB cannot address
-        for (let l = 0; l <= level; l++) this.links.putSync(slot * LAYERS + l, Buffer.from(bytesOf(g.links(slot, l))));
-      } else {
-        for (let l = 0; l <= level; l++) this.links.removeSync(slot * LAYERS + l);
-      }
+      links.add(slot >>> SHIFT);
+      if (g.levelFor(slot) > 0) uppers.add(slot >>> SHIFT);
     }
     g.dirty.clear();
+    if (this.relayout) {
+      // loaded from the legacy layout: everything is written as blocks, the old keys go
+      this.dropLegacy();
+      for (let b = 0; b < blocksFor(this.state.nextSlot); b++) {
+        this.dirtyCodes.add(b);
+        this.dirtyOwners.add(b);
+        links.add(b);
+        uppers.add(b);
+      }
+      this.relayout = false;
+    }
+    for (const b of this.dirtyCodes) this.blocks.putSync(blockKey(b, CODES), this.codeBlock(b));
+    for (const b of links) this.blocks.putSync(blockKey(b, LINKS), this.linkBlock(b));
+    for (const b of uppers) {
+      const value = this.upperBlock(b);
+      if (value) this.blocks.putSync(blockKey(b, UPPER), value);
+      else this.blocks.removeSync(blockKey(b, UPPER));
+    }
+    for (const b of this.dirtyOwners) this.blocks.putSync(blockKey(b, OWNERS), this.ownerBlock(b));
+    this.dirtyCodes.clear();
+    this.dirtyOwners.clear();
+    this.state.layout = 2;
+    this.state.codeStride = g.arenaStride;
+    this.state.clean = clean && this.doomed.length === 0 && g.isClean;
     this.state.entry = g.entry;
     this.state.maxLevel = g.maxLevel;
     this.state.gen = this.gen = Math.random();
     this.meta.putSync('state', this.state);
     this.meta.putSync('gen', this.gen);
+  }
+
+  // --- blocks ---------------------------------------------------------------------------------
+
+  /** The arena rows of a block's slots (copied: LMDB cannot address the kernels' memory). */
+  private codeBlock(b: number): Buffer {
+    const k = this.graph.kernels;
+    const start = k.codePtr(b * BLOCK);
+    return Buffer.from(k.bytes.subarray(start, start + BLOCK * this.graph.arenaStride));
+  }
+
+  private linkBlock(b: number): Buffer {
+    const g = this.graph;
+    const out = Buffer.allocUnsafe(BLOCK + BLOCK * g.M0 * 4);
+    out.set(g.l0n.subarray(b * BLOCK, (b + 1) * BLOCK), 0);
+    out.set(new Uint8Array(g.l0.buffer, g.l0.byteOffset + b * BLOCK * g.M0 * 4, BLOCK * g.M0 * 4), BLOCK);
+    return out;
+  }
+
+  /** The upper-layer lists of the block's slots, or null when none has any. */
+  private upperBlock(b: number): Buffer | null {
+    const g = this.graph;
+    const parts: number[] = [];
+    for (let s = b * BLOCK; s < (b + 1) * BLOCK; s++) {
+      if (!g.has(s) || g.levels[s]! <= 0) continue;
+      parts.push(s, g.levels[s]!, ...g.upper[s]!);
+    }
+    return parts.length === 0 ? null : bytesOf(Uint32Array.from(parts));
+  }
+
+  private ownerBlock(b: number): Buffer {
+    const out = Buffer.alloc(BLOCK * OWNER_BYTES);
+    for (let i = 0; i < BLOCK; i++) {
+      const s = b * BLOCK + i;
+      const owner = this.docSlots.ownerOf(s);
+      out.writeUInt32LE(owner, i * OWNER_BYTES);
+      if (owner === NO_OWNER) continue;
+      out.writeUInt16LE(this.docSlots.positionOf(s), i * OWNER_BYTES + 4);
+      out.writeUInt16LE(this.pending.has(s) ? FLAG_PENDING : 0, i * OWNER_BYTES + 6);
+    }
+    return out;
+  }
+
+  /** Owner, position and pending flag of every slot below `slots`, from the OWNERS blocks. */
+  private readOwners(slots: number): { owner: Uint32Array; position: Uint16Array; pending: Uint8Array } {
+    const n = blocksFor(slots) * BLOCK;
+    const owner = new Uint32Array(n).fill(NO_OWNER);
+    const position = new Uint16Array(n);
+    const pending = new Uint8Array(n);
+    for (let b = 0; b < blocksFor(slots); b++) {
+      const raw = this.blocks.getBinaryFast(blockKey(b, OWNERS));
+      if (!raw) continue;
+      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+      for (let i = 0; i < BLOCK; i++) {
+        const s = b * BLOCK + i;
+        owner[s] = view.getUint32(i * OWNER_BYTES, true);
+        position[s] = view.getUint16(i * OWNER_BYTES + 4, true);
+        pending[s] = view.getUint16(i * OWNER_BYTES + 6, true) & FLAG_PENDING;
+      }
+    }
+    return { owner, position, pending };
+  }
+
+  /** The documents' lists, the bitmap and the free slots from the slots' owners. */
+  private adoptOwners(owner: Uint32Array, position: Uint16Array, slots: number): void {
+    this.docSlots = new DocSlots();
+    this.docBitmap = new RoaringBitmap32(this.docSlots.load(owner, position, slots));
+    this.free = [];
+    for (let s = slots - 1; s >= 0; s--) if (owner[s] === NO_OWNER) this.free.push(s);
+  }
+
+  // --- legacy layout (one key per slot) --------------------------------------------------------
+
+  private legacy(name: 'codes' | 'links' | 'docs'): Database<Buffer, number> {
+    return this.store.openDB(`${this.prefix}${name}`, { keyEncoding: 'uint32', encoding: 'binary' });
+  }
+
+  /** Remove the legacy layout's keys (inside a write). */
+  private dropLegacy(): void {
+    for (const name of ['codes', 'links', 'docs'] as const) this.legacy(name).clearSync();
+    for (const key of [...this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })]) this.meta.removeSync(key as string);
+  }
+
+  private readLegacyOwners(slots: number): { owner: Uint32Array; position: Uint16Array } {
+    const owner = new Uint32Array(blocksFor(slots) * BLOCK).fill(NO_OWNER);
+    const position = new Uint16Array(owner.length);
+    for (const { key, value } of this.legacy('docs').getRange()) {
+      u32s(value).forEach((s, i) => {
+        owner[s] = key;
+        position[s] = i;
+      });
+    }
+    return { owner, position };
   }
 
   // --- loading --------------------------------------------------------------------------------
@@ -635,6 +822,7 @@ export class VectorStore {
       nextSlot: 0,
       scale: null,
       vectors: 0,
+      layout: 2,
     };
   }
 
@@ -649,58 +837,112 @@ export class VectorStore {
     this.gen = this.stale ? (this.meta.get('gen') as number) : state.gen;
     this.quantizer = new Quantizer(this.distance, this.dimensions, this.binaryQuantized, state.scale ?? 1);
     const graph = new Graph(this.quantizer.stride, this.quantizer.metric, { M: state.M, efConstruction: state.efConstruction });
-    graph.ensure(state.nextSlot);
+    graph.ensure(blocksFor(state.nextSlot) * BLOCK);
     this.graph = graph;
     this.pending = new PendingSlots();
     this.linked = null;
-    for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) this.pending.add(Number((key as string).slice(PENDING.length)));
-    this.docSlots = new DocSlots();
-    this.docSlots.reserve(0, state.nextSlot);
-    this.docBitmap = new RoaringBitmap32();
-    const used = new Uint8Array(state.nextSlot);
-    for (const { key, value } of this.docs.getRange()) {
-      const slots = Array.from(u32s(value));
-      this.docSlots.set(key, slots);
-      this.docBitmap.add(key);
-      for (const s of slots) used[s] = 1;
+    this.dirtyCodes.clear();
+    this.dirtyOwners.clear();
+    this.relayout = false;
+    if (!saved || saved.layout === 2) this.loadBlocks(state);
+    else this.loadLegacy(state);
+    graph.entry = state.entry;
+    graph.maxLevel = state.maxLevel;
+    if (!graph.has(graph.entry)) graph.electEntry();
+    this.fresh.clear();
+    this.uncoded = [];
+    this.limbo = [];
+    this.doomed = [];
+  }
+
+  /** Load RAM from the blocks: a few copies per 256 slots. */
+  private loadBlocks(state: State): void {
+    const graph = this.graph;
+    const slots = state.nextSlot;
+    const { owner, position, pending } = this.readOwners(slots);
+    this.adoptOwners(owner, position, slots);
+    const bytes = graph.kernels.bytes;
+    const rows = graph.arenaStride;
+    for (let b = 0; b < blocksFor(slots); b++) {
+      const raw = this.blocks.getBinaryFast(blockKey(b, CODES));
+      if (!raw) continue;
+      if (state.codeStride === rows) {
+        bytes.set(raw.subarray(0, BLOCK * rows), graph.kernels.codePtr(b * BLOCK));
+        continue;
+      }
+      // written with another row layout: code by code
+      const from = state.codeStride ?? this.quantizer.stride;
+      for (let i = 0; i < BLOCK; i++) {
+        const p = graph.kernels.codePtr(b * BLOCK + i);
+        bytes.set(raw.subarray(i * from, i * from + this.quantizer.stride), p);
+        graph.coded(p);
+      }
     }
+    for (let s = 0; s < slots; s++) {
+      if (owner[s] === NO_OWNER) continue;
+      if (pending[s]) this.pending.add(s);
+      else graph.place(s, graph.levelFor(s));
+    }
+    const M0 = graph.M0;
+    const l0bytes = new Uint8Array(graph.l0.buffer, graph.l0.byteOffset, graph.l0.byteLength);
+    for (let b = 0; b < blocksFor(slots); b++) {
+      const raw = this.blocks.getBinaryFast(blockKey(b, LINKS));
+      if (!raw) continue;
+      for (let i = 0; i < BLOCK; i++) graph.l0n[b * BLOCK + i] = graph.has(b * BLOCK + i) ? raw[i]! : 0;
+      l0bytes.set(raw.subarray(BLOCK, BLOCK + BLOCK * M0 * 4), b * BLOCK * M0 * 4);
+    }
+    for (let b = 0; b < blocksFor(slots); b++) {
+      const raw = this.blocks.getBinary(blockKey(b, UPPER));
+      if (!raw) continue;
+      const words = u32s(raw);
+      for (let i = 0; i < words.length; ) {
+        const s = words[i]!;
+        const level = words[i + 1]!;
+        const size = level * (graph.M + 1);
+        if (graph.has(s) && graph.levels[s] === level) graph.upper[s]!.set(words.subarray(i + 2, i + 2 + size));
+        i += 2 + size;
+      }
+    }
+    graph.dirty.clear();
+    // Lists may name slots removed before a repair ran: dropped here, persisted by the next write.
+    if (state.clean !== true) graph.consolidate();
+  }
+
+  /** Load RAM from the legacy layout (one key per slot); the next write rewrites it as blocks. */
+  private loadLegacy(state: State): void {
+    const graph = this.graph;
+    const codes = this.legacy('codes');
+    const links = this.legacy('links');
+    for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) this.pending.add(Number((key as string).slice(PENDING.length)));
+    const { owner, position } = this.readLegacyOwners(state.nextSlot);
+    this.adoptOwners(owner, position, state.nextSlot);
     const stride = this.quantizer.stride;
     const coded = new Uint8Array(state.nextSlot);
-    for (const { key, value } of this.codes.getRange()) {
+    for (const { key, value } of codes.getRange()) {
       const p = graph.kernels.codePtr(key);
       graph.kernels.bytes.set(value.subarray(0, stride), p);
       graph.coded(p);
       coded[key] = 1;
       if (!this.pending.has(key)) graph.place(key, graph.levelFor(key));
     }
-    // Stores written before pending vectors had codes: code them here (persisted by their merge).
+    // Stores written before pending vectors had codes: code them here.
     for (const slot of this.pending.slots()) {
       if (coded[slot]) continue;
       const p = graph.kernels.codePtr(slot);
       this.quantizer.encode(this.exact(slot), graph.kernels.bytes, p);
       graph.coded(p);
     }
-    const orphans = new Set<number>();
-    for (const { key, value } of this.links.getRange()) {
+    for (const { key, value } of links.getRange()) {
       const slot = Math.floor(key / LAYERS);
       if (graph.has(slot)) graph.setLinks(slot, key % LAYERS, u32s(value));
-      else orphans.add(slot);
     }
     graph.entry = state.entry;
     graph.maxLevel = state.maxLevel;
     graph.dirty.clear();
-    // Lists of vectors deleted before a repair ran are removed by the next write.
-    for (const slot of orphans) graph.dirty.add(slot);
     if (!graph.has(graph.entry)) graph.electEntry();
-    // Links to vectors deleted since the last merge must go before their slots are reused;
-    // the lists changed here are persisted by the next write.
+    // Links to vectors deleted since the last merge must go before their slots are reused.
     graph.consolidate();
-    this.fresh.clear();
-    this.uncoded = [];
-    this.free = [];
-    for (let s = state.nextSlot - 1; s >= 0; s--) if (!used[s]) this.free.push(s);
-    this.limbo = [];
-    this.doomed = [];
+    this.relayout = true;
   }
 
   /** RAM held by the graph, its codes and the pending index, in bytes (for stats and benchmarks). */

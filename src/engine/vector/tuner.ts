@@ -54,7 +54,8 @@ export class BeamTuner {
     this.follow(size);
     if (this.scanning) return false;
     this.searches++;
-    return this.searches % (this.settled ? this.lateRate : PROBE_EARLY) === 1;
+    // the first search of a fresh store is never a probe: it answers as fast as the walk can
+    return this.searches % (this.settled ? this.lateRate : PROBE_EARLY) === 0;
   }
 
   /** One probe: the walk found `found` of the scan's `wanted` neighbours, in `walkMs` against `scanMs`. */

@@ -73,7 +73,7 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
   let auth: AuthEnv | null = null;
   try {
     if (reader.instanceUid) await writeFile(join(staging, 'instance-uid'), reader.instanceUid);
-    engine = await Engine.open({ dbPath: staging, autoProcess: false, logLevel: 'off' });
+    engine = await Engine.open({ dbPath: staging, autoProcess: false, logLevel: 'off', warm: false });
     auth = AuthEnv.open(staging);
     const date = reader.metadata.dumpDate ? ` on ${reader.metadata.dumpDate}` : '';
     log(`importing dump \`${file}\` (dump ${reader.version.toLowerCase()}, written by version ${reader.metadata.dbVersion}${date})`);
