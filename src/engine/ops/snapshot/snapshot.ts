@@ -6,7 +6,7 @@
  * runs in the scheduler, so no batch changes an index while it is copied; new tasks may still be
  * registered, which is why the task queue is copied before the update files it refers to.
  */
-import { cp, mkdir, mkdtemp, readdir, rename, rm, stat, copyFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { RootDatabase } from 'lmdb';
@@ -14,6 +14,24 @@ import { create as tarCreate, extract as tarExtract } from 'tar';
 import { SearchError } from '../../errors.js';
 import { BatchAborted, throwIfAborted } from '../../tasks/processing.js';
 import { partialPath, removeStaleWork, workPrefix } from '../work-files.js';
+
+/**
+ * Copies the files of `from` that still exist once reached. Uploads land in the update files
+ * while the snapshot runs (written under a temporary name, then renamed) and refused ones are
+ * removed: a file gone by the time it is copied belongs to no task of the queue already copied.
+ */
+async function copyPresentFiles(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    try {
+      if (entry.isDirectory()) await copyPresentFiles(source, join(to, entry.name));
+      else if (entry.isFile()) await copyFile(source, join(to, entry.name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
 
 export interface SnapshotEnv {
   /** Directory of the environment relative to the database root, e.g. `tasks` or `indexes/<uuid>`. */
@@ -69,7 +87,7 @@ export async function createSnapshot(options: SnapshotOptions): Promise<Snapshot
     for (const name of PLAIN_FILES)
       if (existsSync(join(options.dbPath, name))) await copyFile(join(options.dbPath, name), join(work, name));
     for (const dir of PLAIN_DIRS)
-      if (existsSync(join(options.dbPath, dir))) await cp(join(options.dbPath, dir), join(work, dir), { recursive: true });
+      if (existsSync(join(options.dbPath, dir))) await copyPresentFiles(join(options.dbPath, dir), join(work, dir));
     check();
     await tarCreate({ gzip: true, file: partial, cwd: work, portable: true }, await readdir(work));
     check();
