@@ -14,7 +14,7 @@
 import roaring from 'roaring';
 import type { Database } from 'lmdb';
 import type { IndexExtension, DocumentChange, ApplyContext, PrepareOptions } from '../../index/extension.js';
-import type { IndexStore } from '../../index/store.js';
+import { appendPut, type IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
@@ -231,11 +231,21 @@ class WriteList<K extends string | number> {
       visit(this.keys[i]!, chunk >= 0 ? this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!) : null);
     }
   }
-  writeTo(db: Database<Buffer, K>): void {
+  /**
+   * Writes in order. `appendFrom`: keys from this one on (numbers) or all keys (true) sort after
+   * every key the database holds and come in ascending order, so they are appended (see
+   * `appendPut`).
+   */
+  writeTo(db: Database<Buffer, K>, appendFrom: boolean | number = false): void {
     for (let i = 0; i < this.keys.length; i++) {
       const chunk = this.chunkOf[i]!;
-      if (chunk >= 0) db.putSync(this.keys[i]!, this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!));
-      else db.removeSync(this.keys[i]!);
+      const key = this.keys[i]!;
+      if (chunk < 0) db.removeSync(key);
+      else {
+        const value = this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!);
+        if (appendFrom === true || (typeof appendFrom === 'number' && (key as number) >= appendFrom)) appendPut(db, key, value);
+        else db.putSync(key, value);
+      }
     }
   }
 }
@@ -243,7 +253,11 @@ class WriteList<K extends string | number> {
 /** Everything a flush writes, computed from the committed state and the batch's deltas. */
 interface FlushWrites {
   postings: Record<PostingDb, MergedWrites>;
+  /** The posting databases that held nothing before this flush: their sorted writes are appended. */
+  appendTo: Set<PostingDb>;
   docs: WriteList<number>;
+  /** Entries of documents new to the index (docids from this one on) are appended. */
+  docsAppendFrom: number;
   idBlocks: Array<[number, Array<string | null>]>;
   nextWordId: number | null;
   fields: string[] | null;
@@ -510,12 +524,68 @@ interface WordSlot {
   id: number;
   /** Ids (in `BatchWriter.pairPrefixIds`) of the word's first 1..PAIR_PREFIX_MAX characters, once needed. */
   pairPrefixes: number[] | null;
-  /**
-   * The pair entries of this word as the first of a pair: by the second's slot number, and by
-   * `-1 - prefix id` for a prefix of the second. Small integer keys: a string key per occurrence of
-   * a pair (2.3 million for the movies) cost more than the rest of extraction.
-   */
-  pairs: Map<number, number> | null;
+}
+
+/**
+ * The pair entries of a batch (see BatchWriter.addPair): (first word's slot, second) -> the
+ * entry's number in the pairs deltas, where `second` is 2 x the second word's slot, or 2 x a
+ * prefix id + 1 for a prefix of it. Open addressing over typed arrays: a string key per
+ * occurrence of a pair (2.3 million for the movies) cost more than the rest of extraction, and a
+ * small Map per first word still took a tenth of it.
+ */
+class PairTable {
+  private firsts = new Int32Array(1 << 16).fill(-1);
+  private seconds = new Int32Array(1 << 16);
+  private values = new Int32Array(1 << 16);
+  private mask = (1 << 16) - 1;
+  private size = 0;
+
+  private slot(first: number, second: number): number {
+    let h = Math.imul(first, 0x9e3779b1) ^ Math.imul(second + 0x7f4a7c15, 0x85ebca77);
+    h ^= h >>> 15;
+    let at = h & this.mask;
+    while (this.firsts[at] !== -1 && (this.firsts[at] !== first || this.seconds[at] !== second)) at = (at + 1) & this.mask;
+    return at;
+  }
+
+  /** The entry of (first, second), -1 when there is none yet. */
+  get(first: number, second: number): number {
+    const at = this.slot(first, second);
+    return this.firsts[at] === -1 ? -1 : this.values[at]!;
+  }
+
+  set(first: number, second: number, value: number): void {
+    if (2 * (this.size + 1) > this.firsts.length) this.grow();
+    const at = this.slot(first, second);
+    if (this.firsts[at] === -1) this.size++;
+    this.firsts[at] = first;
+    this.seconds[at] = second;
+    this.values[at] = value;
+  }
+
+  private grow(): void {
+    const { firsts, seconds, values } = this;
+    const length = firsts.length * 2;
+    this.firsts = new Int32Array(length).fill(-1);
+    this.seconds = new Int32Array(length);
+    this.values = new Int32Array(length);
+    this.mask = length - 1;
+    for (let i = 0; i < firsts.length; i++) {
+      if (firsts[i] === -1) continue;
+      const at = this.slot(firsts[i]!, seconds[i]!);
+      this.firsts[at] = firsts[i]!;
+      this.seconds[at] = seconds[i]!;
+      this.values[at] = values[i]!;
+    }
+  }
+
+  clear(): void {
+    this.firsts = new Int32Array(1 << 16).fill(-1);
+    this.seconds = new Int32Array(1 << 16);
+    this.values = new Int32Array(1 << 16);
+    this.mask = (1 << 16) - 1;
+    this.size = 0;
+  }
 }
 
 /** Columns of a `SlotParts` row: the first fields by id, then the position buckets, then the prefixes. */
@@ -801,9 +871,16 @@ class BatchWriter {
     if (this.pending() > FLUSH_THRESHOLD) this.flush();
   }
 
+  /**
+   * The smallest docid of a document new to the index among the entries of the next flush: new
+   * docids were never used, so they sort after every stored entry (and come in ascending order).
+   */
+  private newDocsFrom = Infinity;
+
   /** Takes one change into the deltas; reads only, so it may run before the write transaction. */
   extract(change: DocumentChange): void {
     // A document new to the index has nothing indexed (its docid was never used).
+    if (!change.before && change.docid < this.newDocsFrom) this.newDocsFrom = change.docid;
     const old = change.before ? this.stored(change.docid) : undefined;
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
     const paths = this.fields.paths;
@@ -826,7 +903,7 @@ class BatchWriter {
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null, pairs: null };
+      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null };
       this.slots.set(word, slot);
     }
     return slot;
@@ -938,21 +1015,23 @@ class BatchWriter {
     if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
   }
 
+  private readonly pairTable = new PairTable();
+
   /** `second` right after `first` in a field of `docid` (see kw-pairs in layout.ts). */
   private addPair(first: WordSlot, second: WordSlot, docid: number): void {
-    const entries = (first.pairs ??= new Map());
-    let k = entries.get(second.no);
-    if (k === undefined) {
+    const table = this.pairTable;
+    let k = table.get(first.no, 2 * second.no);
+    if (k < 0) {
       k = this.pairs.entry(pairKey(first.word, second.word));
-      entries.set(second.no, k);
+      table.set(first.no, 2 * second.no, k);
     }
     this.pairs.push(k, docid);
     if (!this.prefixSearch) return;
     for (const prefix of (second.pairPrefixes ??= this.pairPrefixesOf(second.word))) {
-      let kp = entries.get(-1 - prefix);
-      if (kp === undefined) {
+      let kp = table.get(first.no, 2 * prefix + 1);
+      if (kp < 0) {
         kp = this.pairs.entry(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
-        entries.set(-1 - prefix, kp);
+        table.set(first.no, 2 * prefix + 1, kp);
       }
       this.pairs.push(kp, docid);
     }
@@ -995,8 +1074,10 @@ class BatchWriter {
     this.slotParts.clear();
     this.pairPrefixIds.clear();
     this.pairPrefixList = [];
+    this.pairTable.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
+    const appendTo = new Set(POSTING_DBS.filter((name) => empty(dbs[name])));
     const postings: FlushWrites['postings'] = {
       words: yield* this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
       exactWords: yield* this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
@@ -1007,12 +1088,15 @@ class BatchWriter {
     };
     const flush: FlushWrites = {
       postings,
+      appendTo,
       docs: this.settleEntries(this.docWrites),
+      docsAppendFrom: this.newDocsFrom,
       idBlocks: this.newWordBlocks(),
       nextWordId: this.newWords.length > 0 ? this.nextId : null,
       fields: this.fields.dirty ? [...this.fields.paths] : null,
     };
     this.docWrites = new WriteList<number>();
+    this.newDocsFrom = Infinity;
     this.newWords = [];
     this.fields.dirty = false;
     // What is written now is what later flushes of the batch read back.
@@ -1023,10 +1107,10 @@ class BatchWriter {
   write(flush: FlushWrites): void {
     const dbs = this.dbs;
     for (const name of POSTING_DBS) {
-      flush.postings[name].lists.writeTo(dbs[name]);
+      flush.postings[name].lists.writeTo(dbs[name], flush.appendTo.has(name));
       flush.postings[name].tails.writeTo(dbs.tails[name]);
     }
-    flush.docs.writeTo(dbs.docs);
+    flush.docs.writeTo(dbs.docs, flush.docsAppendFrom);
     for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
     if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
     if (flush.fields) dbs.meta.putSync('fields', flush.fields);
