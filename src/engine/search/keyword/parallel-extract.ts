@@ -99,7 +99,11 @@ export function extractElsewhere(
   }
   const id = nextId++;
   return new Promise((resolve) => {
-    pending.set(id, (reply) => resolve(reply && 'batch' in reply ? { batch: reply.batch, done: reply.done } : null));
+    pending.set(id, (reply) => {
+      if (!reply || !('batch' in reply)) return resolve(null);
+      handedOver += reply.done;
+      resolve({ batch: reply.batch, done: reply.done });
+    });
     target.ref();
     try {
       target.postMessage({ id, settings, paths, changes, maxPending } satisfies ExtractRequest);
@@ -108,4 +112,11 @@ export function extractElsewhere(
       resolve(null);
     }
   });
+}
+
+let handedOver = 0;
+
+/** How many documents were extracted in the extraction thread so far (for tests and diagnostics). */
+export function documentsExtractedElsewhere(): number {
+  return handedOver;
 }
