@@ -1,6 +1,7 @@
 /**
- * A large batch of documents new to the index is extracted on two threads (the later part in
- * the extraction thread, see src/engine/search/keyword/parallel-extract.ts): the keyword
+ * With SEARCH_PARALLEL_EXTRACTION=1, a large batch of documents new to the index is extracted on
+ * two threads (the later part in the extraction thread, see
+ * src/engine/search/keyword/parallel-extract.ts): the keyword
  * databases must come out byte for byte as when one thread extracts it all, and searches must
  * rank the same, after later additions, updates and deletions too.
  */
@@ -41,9 +42,9 @@ function ranking(t: TestIndex): unknown[] {
   });
 }
 
-/** Runs `work` with the extraction thread off. */
-async function inOneThread(work: () => Promise<void>): Promise<void> {
-  process.env.SEARCH_PARALLEL_EXTRACTION = '0';
+/** Runs `work` with the extraction thread on (it is off by default). */
+async function inTwoThreads(work: () => Promise<void>): Promise<void> {
+  process.env.SEARCH_PARALLEL_EXTRACTION = '1';
   try {
     await work();
   } finally {
@@ -66,9 +67,11 @@ describe('keyword extraction on two threads', () => {
   });
 
   async function both(step: (t: TestIndex) => Promise<void>): Promise<number> {
-    await inOneThread(() => step(one));
-    const before = documentsExtractedElsewhere();
-    await step(two);
+    let before = documentsExtractedElsewhere();
+    await step(one);
+    expect(documentsExtractedElsewhere()).toBe(before);
+    before = documentsExtractedElsewhere();
+    await inTwoThreads(() => step(two));
     return documentsExtractedElsewhere() - before;
   }
 

@@ -10,7 +10,15 @@
  * Only documents new to the index go there: the other thread reads nothing (an update reads the
  * stored entry of the document to remove what it indexed). One thread per process, started on
  * first use, never keeping the process alive. If it fails, its part is extracted here as before.
- * `SEARCH_PARALLEL_EXTRACTION=0` turns it off (benchmarks compare both).
+ *
+ * Off unless `SEARCH_PARALLEL_EXTRACTION=1`: measured on the movies (bench/README.md, 2026-11-25),
+ * the write thread's CPU for a batch fell by about a tenth only (the documents are copied to the
+ * other thread, its deltas copied back and absorbed: a second or more of the write thread's time
+ * for 18,000 documents), the process spent about a quarter more CPU in all, and held 190 MiB more
+ * anonymous memory at its peak (the other thread's heap: its copy of the documents and its
+ * deltas). On a machine shared with other work that is a loss. What would make it pay: handing
+ * over the update file rather than the parsed documents, and deltas that need no absorbing (the
+ * two threads owning disjoint key ranges).
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -45,7 +53,7 @@ let nextId = 0;
 const pending = new Map<number, (reply: ExtractReply | null) => void>();
 
 function enabled(): boolean {
-  return process.env.SEARCH_PARALLEL_EXTRACTION !== '0' && availableParallelism() > 1;
+  return process.env.SEARCH_PARALLEL_EXTRACTION === '1' && availableParallelism() > 1;
 }
 
 /** Where the batch splits: changes from there on are extracted elsewhere (`changes.length`: none). */
