@@ -7,6 +7,8 @@
  * 10,000 documents, and the whole file (`BENCH_BATCHES=1000,10000,all`). Each peer runs in its
  * own process so that its peak memory is its own: peak RSS, and peak anonymous memory (RssAnon,
  * what the process really holds; the rest is page cache the kernel can take back).
+ * `SEARCH_PARALLEL_EXTRACTION=1` measures keyword extraction on two threads (off by default, see
+ * bench/README.md).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -12,18 +12,21 @@ import type { Settings } from '../settings/types.js';
 import type { Document } from '../types.js';
 import { documentId, inferPrimaryKey, mergeDocuments } from './documents.js';
 import type { PrepareOptions, DocumentChange, IndexExtension } from './extension.js';
-import { RoaringBitmap32, type Bitmap, type IndexStore } from './store.js';
+import { appendPut, RoaringBitmap32, type Bitmap, type IndexStore } from './store.js';
 
 export class ChangeSet {
   private readonly changes = new Map<number, DocumentChange>();
   /** External ids touched in this batch: docid, or null once deleted. */
   private readonly ids = new Map<string, number | null>();
   private nextDocid: number;
+  /** Docids from this one on are given in this batch: never used before. */
+  private readonly firstNewDocid: number;
   primaryKey: string | null;
   primaryKeyChanged = false;
 
   constructor(private readonly store: IndexStore) {
     this.nextDocid = (store.main.get('nextDocid') as number | undefined) ?? 0;
+    this.firstNewDocid = this.nextDocid;
     this.primaryKey = store.primaryKey;
   }
 
@@ -168,7 +171,8 @@ export class ChangeSet {
     for (const change of changes) {
       if (change.before) for (const field of Object.keys(change.before)) distribution[field] = (distribution[field] ?? 0) - 1;
       if (change.after) for (const field of Object.keys(change.after)) distribution[field] = (distribution[field] ?? 0) + 1;
-      if (change.after) store.documents.putSync(change.docid, change.after);
+      // A docid never used before sorts after every stored document (see appendPut).
+      if (change.after) change.docid >= this.firstNewDocid ? appendPut(store.documents, change.docid, change.after) : store.documents.putSync(change.docid, change.after);
       else store.documents.removeSync(change.docid);
     }
     for (const [externalId, docid] of this.ids) {

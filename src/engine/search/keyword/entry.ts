@@ -62,7 +62,18 @@ export function readUint(raw: Uint8Array, at: number, width: number): number {
   return v;
 }
 
-export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, ArrayLike<number>]>): Buffer {
+type EntryFields = ReadonlyArray<readonly [number, ArrayLike<number>, ArrayLike<number>]>;
+
+export function encodeEntry(fields: EntryFields): Buffer {
+  const view = encodeEntryView(fields);
+  // Small buffers come from Node's shared pool.
+  const bytes = Buffer.allocUnsafe(view.length);
+  bytes.set(view);
+  return bytes;
+}
+
+/** The entry's bytes as a view of a shared scratch buffer, valid until the next encoding (for a caller that copies them at once). */
+export function encodeEntryView(fields: EntryFields): Uint8Array {
   let bound = 5;
   for (const [, ids] of fields) bound += 11 + 8 * ids.length;
   const out = ensureEncodeScratch(bound);
@@ -83,10 +94,7 @@ export function encodeEntry(fields: ReadonlyArray<[number, ArrayLike<number>, Ar
     for (let i = 0; i < n; i++) o = writeUint(out, o, ids[i]!, idWidth);
     for (let i = 0; i < n; i++) o = writeUint(out, o, positions[i]!, positionWidth);
   }
-  // Small buffers come from Node's shared pool.
-  const bytes = Buffer.allocUnsafe(o);
-  bytes.set(out.subarray(0, o));
-  return bytes;
+  return out.subarray(0, o);
 }
 
 /**

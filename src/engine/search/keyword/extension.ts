@@ -14,14 +14,15 @@
 import roaring from 'roaring';
 import type { Database } from 'lmdb';
 import type { IndexExtension, DocumentChange, ApplyContext, PrepareOptions } from '../../index/extension.js';
-import type { IndexStore } from '../../index/store.js';
+import { appendPut, type IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
 import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
-import { decodeEntry, encodeEntry } from './entry.js';
+import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
+import { extractElsewhere, parallelSplit } from './parallel-extract.js';
 import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -231,31 +232,178 @@ class WriteList<K extends string | number> {
       visit(this.keys[i]!, chunk >= 0 ? this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!) : null);
     }
   }
-  writeTo(db: Database<Buffer, K>): void {
+  /**
+   * Writes in order. `appendFrom`: keys from this one on (numbers) or all keys (true) sort after
+   * every key the database holds and come in ascending order, so they are appended (see
+   * `appendPut`).
+   */
+  writeTo(db: Database<Buffer, K>, appendFrom: boolean | number = false): void {
     for (let i = 0; i < this.keys.length; i++) {
       const chunk = this.chunkOf[i]!;
-      if (chunk >= 0) db.putSync(this.keys[i]!, this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!));
-      else db.removeSync(this.keys[i]!);
+      const key = this.keys[i]!;
+      if (chunk < 0) db.removeSync(key);
+      else {
+        const value = this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!);
+        if (appendFrom === true || (typeof appendFrom === 'number' && (key as number) >= appendFrom)) appendPut(db, key, value);
+        else db.putSync(key, value);
+      }
     }
+  }
+}
+
+/**
+ * The stored entries (kw-entries) of a flush before they are encoded: per document its fields as
+ * `fid, n, id x n, position x n` in an arena of 32-bit chunks, ids provisional or not (see
+ * BatchWriter.idOf). They are encoded once, with the settled ids, where they used to be encoded
+ * at extraction, then decoded and encoded again to replace the provisional ids.
+ */
+const ENTRY_CHUNK = 1 << 20;
+
+export interface ExportedEntries {
+  docids: number[];
+  starts: number[];
+  chunkOf: number[];
+  chunks: Uint32Array[];
+}
+
+class PendingEntries {
+  private readonly docids: number[] = [];
+  /** Per document: its chunk, or -1 for a removal, and where it starts in the chunk. */
+  private readonly chunkOf: number[] = [];
+  private readonly starts: number[] = [];
+  private chunks: Uint32Array[] = [];
+  private used = ENTRY_CHUNK;
+
+  get length(): number {
+    return this.docids.length;
+  }
+
+  put(docid: number, fields: ReadonlyArray<readonly [number, ArrayLike<number>, ArrayLike<number>]>): void {
+    let size = 1;
+    for (const [, ids] of fields) size += 2 + 2 * ids.length;
+    let chunk = this.chunks[this.chunks.length - 1];
+    if (!chunk || this.used + size > chunk.length) {
+      chunk = new Uint32Array(Math.max(ENTRY_CHUNK, size));
+      this.chunks.push(chunk);
+      this.used = 0;
+    }
+    let at = this.used;
+    this.docids.push(docid);
+    this.chunkOf.push(this.chunks.length - 1);
+    this.starts.push(at);
+    chunk[at++] = fields.length;
+    for (const [fid, ids, positions] of fields) {
+      const n = ids.length;
+      chunk[at++] = fid;
+      chunk[at++] = n;
+      for (let i = 0; i < n; i++) chunk[at + i] = ids[i]!;
+      at += n;
+      for (let i = 0; i < n; i++) chunk[at + i] = positions[i]!;
+      at += n;
+    }
+    this.used = at;
+  }
+
+  remove(docid: number): void {
+    this.docids.push(docid);
+    this.chunkOf.push(-1);
+    this.starts.push(0);
+  }
+
+  /** The entries as plain data for another thread (documents new to the index only: no removals). */
+  exportEntries(): ExportedEntries {
+    return { docids: this.docids, starts: this.starts, chunkOf: this.chunkOf, chunks: this.chunks };
+  }
+
+  /** Adds another writer's entries, with their field ids and word ids mapped to this writer's. */
+  absorb(other: ExportedEntries, fid: (fid: number) => number, id: (id: number) => number): void {
+    const fields: Array<[number, Uint32Array, Uint32Array]> = [];
+    for (let d = 0; d < other.docids.length; d++) {
+      const chunk = other.chunks[other.chunkOf[d]!]!;
+      let at = other.starts[d]!;
+      const count = chunk[at++]!;
+      fields.length = 0;
+      for (let f = 0; f < count; f++) {
+        const n = chunk[at + 1]!;
+        const ids = chunk.subarray(at + 2, at + 2 + n);
+        for (let i = 0; i < n; i++) ids[i] = id(ids[i]!);
+        fields.push([fid(chunk[at]!), ids, chunk.subarray(at + 2 + n, at + 2 + 2 * n)]);
+        at += 2 + 2 * n;
+      }
+      this.put(other.docids[d]!, fields);
+    }
+  }
+
+  /** The entries encoded, in order, with each id passed through `real`. */
+  encode(real: (id: number) => number): WriteList<number> {
+    const out = new WriteList<number>();
+    for (let d = 0; d < this.docids.length; d++) {
+      const c = this.chunkOf[d]!;
+      if (c < 0) {
+        out.remove(this.docids[d]!);
+        continue;
+      }
+      const chunk = this.chunks[c]!;
+      let at = this.starts[d]!;
+      const count = chunk[at++]!;
+      const fields: Array<[number, Uint32Array, Uint32Array]> = [];
+      for (let f = 0; f < count; f++) {
+        const fid = chunk[at]!;
+        const n = chunk[at + 1]!;
+        const ids = chunk.subarray(at + 2, at + 2 + n);
+        for (let i = 0; i < n; i++) ids[i] = real(ids[i]!);
+        fields.push([fid, ids, chunk.subarray(at + 2 + n, at + 2 + 2 * n)]);
+        at += 2 + 2 * n;
+      }
+      out.put(this.docids[d]!, encodeEntryView(fields));
+    }
+    return out;
   }
 }
 
 /** Everything a flush writes, computed from the committed state and the batch's deltas. */
 interface FlushWrites {
   postings: Record<PostingDb, MergedWrites>;
+  /** The posting databases that held nothing before this flush: their sorted writes are appended. */
+  appendTo: Set<PostingDb>;
   docs: WriteList<number>;
+  /** Entries of documents new to the index (docids from this one on) are appended. */
+  docsAppendFrom: number;
   idBlocks: Array<[number, Array<string | null>]>;
   nextWordId: number | null;
   fields: string[] | null;
 }
 
 /** Pending postings of one database keyed by string (one posting list per key). */
+/** The additions of a delta map extracted in another thread (see parallel-extract.ts): key i owns docs[start[i], start[i+1]). */
+export interface ExportedDeltas {
+  keys: string[];
+  start: Uint32Array;
+  docs: Uint32Array;
+}
+
 class DeltaMap {
   private readonly index = new Map<string, number>();
   private keys: string[] = [];
   private readonly log = new PostingLog();
   get size(): number {
     return this.log.size;
+  }
+  /** The additions grouped by key, leaving the map empty (additions only: a detached writer sees new documents only). */
+  exportDeltas(): ExportedDeltas {
+    const { start, docs } = this.log.take();
+    const keys = this.keys;
+    this.keys = [];
+    this.index.clear();
+    return { keys, start, docs };
+  }
+  /** Adds another writer's additions after this one's (their documents are not in this map). */
+  absorb(other: ExportedDeltas): void {
+    const { keys, start, docs } = other;
+    for (let i = 0; i < keys.length; i++) {
+      const k = this.entry(keys[i]!);
+      for (let j = start[i]!; j < start[i + 1]!; j++) this.log.append(k, docs[j]!);
+    }
   }
   add(key: string, docid: number): void {
     this.log.push(this.entry(key), docid);
@@ -377,12 +525,31 @@ function mergeLongList(
  * Pending postings of word parts (see `encodeWordRecord`): keys are (word, tag) pairs numbered
  * by the word's slot, so the hot path builds no key string; one record per word is written.
  */
+/** The word parts extracted in another thread: part i is (words[i], tags[i]). */
+export interface ExportedParts {
+  words: string[];
+  tags: number[];
+  start: Uint32Array;
+  docs: Uint32Array;
+}
+
 class PartsDelta {
   private readonly log = new PostingLog();
   private keyWord: string[] = [];
   private keyTag: number[] = [];
   get size(): number {
     return this.log.size;
+  }
+  exportParts(): ExportedParts {
+    const { start, docs } = this.log.take();
+    const out = { words: this.keyWord, tags: this.keyTag, start, docs };
+    this.keyWord = [];
+    this.keyTag = [];
+    return out;
+  }
+  /** Appends postings to part `k` (absorbing another writer's parts). */
+  appendAll(k: number, docs: Uint32Array, from: number, to: number): void {
+    for (let j = from; j < to; j++) this.log.append(k, docs[j]!);
   }
   entry(word: string, tag: number): number {
     this.keyWord.push(word);
@@ -510,12 +677,68 @@ interface WordSlot {
   id: number;
   /** Ids (in `BatchWriter.pairPrefixIds`) of the word's first 1..PAIR_PREFIX_MAX characters, once needed. */
   pairPrefixes: number[] | null;
-  /**
-   * The pair entries of this word as the first of a pair: by the second's slot number, and by
-   * `-1 - prefix id` for a prefix of the second. Small integer keys: a string key per occurrence of
-   * a pair (2.3 million for the movies) cost more than the rest of extraction.
-   */
-  pairs: Map<number, number> | null;
+}
+
+/**
+ * The pair entries of a batch (see BatchWriter.addPair): (first word's slot, second) -> the
+ * entry's number in the pairs deltas, where `second` is 2 x the second word's slot, or 2 x a
+ * prefix id + 1 for a prefix of it. Open addressing over typed arrays: a string key per
+ * occurrence of a pair (2.3 million for the movies) cost more than the rest of extraction, and a
+ * small Map per first word still took a tenth of it.
+ */
+class PairTable {
+  private firsts = new Int32Array(1 << 16).fill(-1);
+  private seconds = new Int32Array(1 << 16);
+  private values = new Int32Array(1 << 16);
+  private mask = (1 << 16) - 1;
+  private size = 0;
+
+  private slot(first: number, second: number): number {
+    let h = Math.imul(first, 0x9e3779b1) ^ Math.imul(second + 0x7f4a7c15, 0x85ebca77);
+    h ^= h >>> 15;
+    let at = h & this.mask;
+    while (this.firsts[at] !== -1 && (this.firsts[at] !== first || this.seconds[at] !== second)) at = (at + 1) & this.mask;
+    return at;
+  }
+
+  /** The entry of (first, second), -1 when there is none yet. */
+  get(first: number, second: number): number {
+    const at = this.slot(first, second);
+    return this.firsts[at] === -1 ? -1 : this.values[at]!;
+  }
+
+  set(first: number, second: number, value: number): void {
+    if (2 * (this.size + 1) > this.firsts.length) this.grow();
+    const at = this.slot(first, second);
+    if (this.firsts[at] === -1) this.size++;
+    this.firsts[at] = first;
+    this.seconds[at] = second;
+    this.values[at] = value;
+  }
+
+  private grow(): void {
+    const { firsts, seconds, values } = this;
+    const length = firsts.length * 2;
+    this.firsts = new Int32Array(length).fill(-1);
+    this.seconds = new Int32Array(length);
+    this.values = new Int32Array(length);
+    this.mask = length - 1;
+    for (let i = 0; i < firsts.length; i++) {
+      if (firsts[i] === -1) continue;
+      const at = this.slot(firsts[i]!, seconds[i]!);
+      this.firsts[at] = firsts[i]!;
+      this.seconds[at] = seconds[i]!;
+      this.values[at] = values[i]!;
+    }
+  }
+
+  clear(): void {
+    this.firsts = new Int32Array(1 << 16).fill(-1);
+    this.seconds = new Int32Array(1 << 16);
+    this.values = new Int32Array(1 << 16);
+    this.mask = (1 << 16) - 1;
+    this.size = 0;
+  }
 }
 
 /** Columns of a `SlotParts` row: the first fields by id, then the position buckets, then the prefixes. */
@@ -688,20 +911,76 @@ class BatchWriter {
   /** This batch starts the index's pair postings (see PAIR_POSTINGS_META). */
   private readonly completesPairs: boolean;
   /** Stored entries (kw-entries) to write at the next flush. */
-  private docWrites = new WriteList<number>();
+  private docWrites = new PendingEntries();
 
   /**
    * `fromScratch`: the keyword databases will be cleared before these writes (a re-index), so
    * nothing stored is read back.
    */
-  constructor(private readonly dbs: KeywordDbs, settings: Settings, private readonly fromScratch = false) {
+  constructor(dbs: KeywordDbs | null, settings: Settings, private readonly fromScratch = false, paths?: readonly string[]) {
+    this.attached = dbs;
     this.analyzer = analyzerFor(settings);
-    this.fields = new FieldIds(loadFieldPaths(dbs));
+    this.fields = new FieldIds(dbs ? loadFieldPaths(dbs) : [...(paths ?? [])]);
     this.prefixSearch = settings.prefixSearch !== 'disabled';
+    if (!dbs) {
+      this.completesPairs = false;
+      return;
+    }
     for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.values, dbs.pairs]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
     if (fromScratch) this.nextId = 0;
     // Pair postings are complete when every document was written with them: from an empty index on.
     this.completesPairs = fromScratch || dbs.docs.getKeysCount({ limit: 1 }) === 0;
+  }
+
+  /**
+   * The keyword databases; null for a detached writer (see `extractDetached`), which only
+   * extracts documents new to the index, with field paths given, and never reads nor writes.
+   */
+  private readonly attached: KeywordDbs | null;
+
+  private get dbs(): KeywordDbs {
+    if (!this.attached) throw new Error('a detached keyword writer has no databases');
+    return this.attached;
+  }
+
+  /** Everything extracted so far, as plain data for another thread, leaving this writer empty (a detached writer's result). */
+  exportAll(): ExtractedBatch {
+    return {
+      words: this.words.exportDeltas(),
+      exact: this.exact.exportDeltas(),
+      prefixes: this.prefixes.exportDeltas(),
+      values: this.values.exportDeltas(),
+      pairs: this.pairs.exportDeltas(),
+      parts: this.parts.exportParts(),
+      entries: this.docWrites.exportEntries(),
+      provisional: this.provisional,
+      paths: this.fields.paths,
+    };
+  }
+
+  /**
+   * Adds what a detached writer extracted from other documents new to the index, as if this
+   * writer had extracted them after its own: its field and word ids are mapped to this writer's,
+   * its postings appended after this writer's (their docids are higher when they came later in
+   * the batch, so posting lists stay in ascending order).
+   */
+  absorb(other: ExtractedBatch): void {
+    const fids = other.paths.map((path) => this.fields.idOf(path));
+    const ids = other.provisional.map((word) => this.idOf(word));
+    this.words.absorb(other.words);
+    this.exact.absorb(other.exact);
+    this.prefixes.absorb(other.prefixes);
+    this.values.absorb(other.values);
+    this.pairs.absorb(other.pairs);
+    const { words, tags, start, docs } = other.parts;
+    for (let i = 0; i < words.length; i++) {
+      const slot = this.slotOf(words[i]!);
+      const tag = tags[i]!;
+      const k = tag & BUCKET_TAG ? this.bucketPart(slot, tag & ~BUCKET_TAG) : this.fieldPart(slot, fids[tag]!);
+      this.parts.appendAll(k, docs, start[i]!, start[i + 1]!);
+    }
+    this.docWrites.absorb(other.entries, (fid) => fids[fid]!, (id) => (id >= PROVISIONAL_ID ? ids[id - PROVISIONAL_ID]! : id));
+    for (const docid of other.entries.docids) if (docid < this.newDocsFrom) this.newDocsFrom = docid;
   }
 
   /**
@@ -744,26 +1023,22 @@ class BatchWriter {
     return id;
   }
 
-  /** The flush's stored entries with their provisional ids replaced by the settled ones. */
-  private settleEntries(entries: WriteList<number>): WriteList<number> {
-    if (this.provisional.length === 0) return entries;
-    const real = (id: number): number => {
-      if (id < PROVISIONAL_ID) return id;
-      const word = this.provisional[id - PROVISIONAL_ID]!;
-      const settled = this.idCache.get(word)!;
-      if (settled < PROVISIONAL_ID) return settled;
-      // Every word of an entry has a part in the batch, so the records merge settled it; kept
-      // as a safeguard, a word it missed is looked up.
-      const raw = this.fromScratch ? undefined : this.dbs.wordParts.getBinaryFast(word);
-      return this.settleId(word, raw ? recordId(raw) : undefined);
-    };
-    const settled = new WriteList<number>();
-    entries.forEach((docid, value) => {
-      if (!value) return settled.remove(docid);
-      const fields = decodeEntry(value);
-      for (const [, ids] of fields) for (let i = 0; i < ids.length; i++) ids[i] = real(ids[i]!);
-      settled.put(docid, encodeEntry(fields));
-    });
+  /** The flush's stored entries, encoded with their provisional ids replaced by the settled ones. */
+  private settleEntries(entries: PendingEntries): WriteList<number> {
+    // The settled id of each provisional one, looked up once per word rather than per occurrence.
+    const settledIds = new Uint32Array(this.provisional.length);
+    for (let i = 0; i < settledIds.length; i++) {
+      const word = this.provisional[i]!;
+      let settled = this.idCache.get(word)!;
+      if (settled >= PROVISIONAL_ID) {
+        // Every word of an entry has a part in the batch, so the records merge settled it; kept
+        // as a safeguard, a word it missed is looked up.
+        const raw = this.fromScratch ? undefined : this.dbs.wordParts.getBinaryFast(word);
+        settled = this.settleId(word, raw ? recordId(raw) : undefined);
+      }
+      settledIds[i] = settled;
+    }
+    const settled = entries.encode((id) => (id < PROVISIONAL_ID ? id : settledIds[id - PROVISIONAL_ID]!));
     this.provisional = [];
     return settled;
   }
@@ -801,9 +1076,16 @@ class BatchWriter {
     if (this.pending() > FLUSH_THRESHOLD) this.flush();
   }
 
+  /**
+   * The smallest docid of a document new to the index among the entries of the next flush: new
+   * docids were never used, so they sort after every stored entry (and come in ascending order).
+   */
+  private newDocsFrom = Infinity;
+
   /** Takes one change into the deltas; reads only, so it may run before the write transaction. */
   extract(change: DocumentChange): void {
     // A document new to the index has nothing indexed (its docid was never used).
+    if (!change.before && change.docid < this.newDocsFrom) this.newDocsFrom = change.docid;
     const old = change.before ? this.stored(change.docid) : undefined;
     const next = change.after ? extractDocument(change.after, this.analyzer, this.fields) : undefined;
     const paths = this.fields.paths;
@@ -817,7 +1099,7 @@ class BatchWriter {
       this.diffAll(a, b, change.docid);
     }
     if (next && next.length > 0) {
-      this.docWrites.put(change.docid, encodeEntry(next.map(([fid, words, positions], f) => [fid, ids ? ids[f]! : words.map((w) => this.idOf(w)), positions])));
+      this.docWrites.put(change.docid, next.map(([fid, words, positions], f) => [fid, ids ? ids[f]! : words.map((w) => this.idOf(w)), positions] as const));
     } else if (old) this.docWrites.remove(change.docid);
   }
 
@@ -826,7 +1108,7 @@ class BatchWriter {
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null, pairs: null };
+      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null };
       this.slots.set(word, slot);
     }
     return slot;
@@ -938,21 +1220,23 @@ class BatchWriter {
     if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
   }
 
+  private readonly pairTable = new PairTable();
+
   /** `second` right after `first` in a field of `docid` (see kw-pairs in layout.ts). */
   private addPair(first: WordSlot, second: WordSlot, docid: number): void {
-    const entries = (first.pairs ??= new Map());
-    let k = entries.get(second.no);
-    if (k === undefined) {
+    const table = this.pairTable;
+    let k = table.get(first.no, 2 * second.no);
+    if (k < 0) {
       k = this.pairs.entry(pairKey(first.word, second.word));
-      entries.set(second.no, k);
+      table.set(first.no, 2 * second.no, k);
     }
     this.pairs.push(k, docid);
     if (!this.prefixSearch) return;
     for (const prefix of (second.pairPrefixes ??= this.pairPrefixesOf(second.word))) {
-      let kp = entries.get(-1 - prefix);
-      if (kp === undefined) {
+      let kp = table.get(first.no, 2 * prefix + 1);
+      if (kp < 0) {
         kp = this.pairs.entry(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
-        entries.set(-1 - prefix, kp);
+        table.set(first.no, 2 * prefix + 1, kp);
       }
       this.pairs.push(kp, docid);
     }
@@ -995,8 +1279,10 @@ class BatchWriter {
     this.slotParts.clear();
     this.pairPrefixIds.clear();
     this.pairPrefixList = [];
+    this.pairTable.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
+    const appendTo = new Set(POSTING_DBS.filter((name) => empty(dbs[name])));
     const postings: FlushWrites['postings'] = {
       words: yield* this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
       exactWords: yield* this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
@@ -1007,12 +1293,15 @@ class BatchWriter {
     };
     const flush: FlushWrites = {
       postings,
+      appendTo,
       docs: this.settleEntries(this.docWrites),
+      docsAppendFrom: this.newDocsFrom,
       idBlocks: this.newWordBlocks(),
       nextWordId: this.newWords.length > 0 ? this.nextId : null,
       fields: this.fields.dirty ? [...this.fields.paths] : null,
     };
-    this.docWrites = new WriteList<number>();
+    this.docWrites = new PendingEntries();
+    this.newDocsFrom = Infinity;
     this.newWords = [];
     this.fields.dirty = false;
     // What is written now is what later flushes of the batch read back.
@@ -1023,10 +1312,10 @@ class BatchWriter {
   write(flush: FlushWrites): void {
     const dbs = this.dbs;
     for (const name of POSTING_DBS) {
-      flush.postings[name].lists.writeTo(dbs[name]);
+      flush.postings[name].lists.writeTo(dbs[name], flush.appendTo.has(name));
       flush.postings[name].tails.writeTo(dbs.tails[name]);
     }
-    flush.docs.writeTo(dbs.docs);
+    flush.docs.writeTo(dbs.docs, flush.docsAppendFrom);
     for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
     if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
     if (flush.fields) dbs.meta.putSync('fields', flush.fields);
@@ -1054,11 +1343,38 @@ class BatchWriter {
   private wroteBlocks = false;
 }
 
-/** What `prepare` hands to `apply`: the writer with its state, the first flush, how far it got. */
+/** What a detached writer extracted (see `BatchWriter.exportAll`). */
+export interface ExtractedBatch {
+  words: ExportedDeltas;
+  exact: ExportedDeltas;
+  prefixes: ExportedDeltas;
+  values: ExportedDeltas;
+  pairs: ExportedDeltas;
+  parts: ExportedParts;
+  entries: ExportedEntries;
+  /** The words of the provisional ids used in `entries`, by id - PROVISIONAL_ID. */
+  provisional: string[];
+  /** Field paths by the field ids used in `parts` and `entries`. */
+  paths: string[];
+}
+
+/**
+ * Extracts documents new to the index (`before` absent) with a writer of its own, for
+ * `BatchWriter.absorb` in another thread (see parallel-extract.ts): the first `done` of them,
+ * stopping once `maxPending` postings are pending.
+ */
+export function extractDetached(settings: Settings, paths: readonly string[], changes: readonly DocumentChange[], maxPending: number): { batch: ExtractedBatch; done: number } {
+  const writer = new BatchWriter(null, settings, false, paths);
+  let done = 0;
+  while (done < changes.length && writer.pending() <= maxPending) writer.extract(changes[done++]!);
+  return { batch: writer.exportAll(), done };
+}
+
+/** What `prepare` hands to `apply`: the writer with its state, the first flush, the changes left to extract. */
 interface PreparedKeyword {
   writer: BatchWriter;
   flush: FlushWrites;
-  done: number;
+  rest: Array<[from: number, to: number]>;
   count: number;
 }
 
@@ -1099,14 +1415,25 @@ export const keywordExtension: IndexExtension = {
    */
   async prepare(changes: readonly DocumentChange[], settings: Settings, store: IndexStore, options?: PrepareOptions): Promise<PreparedKeyword> {
     const writer = new BatchWriter(keywordDbs(store), settings, options?.fromScratch ?? false);
+    // The later part of a large batch of new documents is extracted in another thread meanwhile
+    // (see parallel-extract.ts), each side up to half the bound.
+    const split = parallelSplit(changes);
+    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), FLUSH_THRESHOLD / 2) : null;
+    const bound = helper ? FLUSH_THRESHOLD / 2 : FLUSH_THRESHOLD;
     let done = 0;
     let sliceStart = performance.now();
-    while (done < changes.length && writer.pending() <= FLUSH_THRESHOLD) {
+    while (done < split && writer.pending() <= bound) {
       writer.extract(changes[done++]!);
       if (performance.now() - sliceStart >= SLICE_MS) {
         await yieldToEventLoop();
         sliceStart = performance.now();
       }
+    }
+    const rest: Array<[number, number]> = [[done, split]];
+    if (helper) {
+      const extracted = await helper;
+      if (extracted) writer.absorb(extracted.batch);
+      rest.push([split + (extracted?.done ?? 0), changes.length]);
     }
     await yieldToEventLoop();
     sliceStart = performance.now();
@@ -1119,19 +1446,19 @@ export const keywordExtension: IndexExtension = {
       }
       step = steps.next();
     }
-    return { writer, flush: step.value, done, count: changes.length };
+    return { writer, flush: step.value, rest, count: changes.length };
   },
 
   apply(changes: readonly DocumentChange[], ctx: ApplyContext): void {
     const prepared = ctx.prepared as PreparedKeyword | undefined;
     let writer: BatchWriter;
-    let from = 0;
+    let rest: Array<[number, number]> = [[0, changes.length]];
     if (prepared && prepared.count === changes.length) {
       writer = prepared.writer;
       writer.write(prepared.flush);
-      from = prepared.done;
+      rest = prepared.rest;
     } else writer = new BatchWriter(keywordDbs(ctx.store), ctx.settings);
-    for (let i = from; i < changes.length; i++) writer.change(changes[i]!);
+    for (const [from, to] of rest) for (let i = from; i < to; i++) writer.change(changes[i]!);
     writer.flush();
     bumpKeywordGeneration(ctx.store);
   },
