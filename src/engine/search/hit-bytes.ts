@@ -14,13 +14,21 @@ import type { Index } from '../index/index.js';
 import type { IndexStore } from '../index/store.js';
 import type { Document } from '../types.js';
 
+/** Where a hit built by `displayedHit` keeps the bytes of its document part (a symbol key: JSON.stringify and Object.keys skip it). */
+const HIT_BYTES = Symbol('hit bytes');
+
 /** Documents kept per index and thread; a page of hits for a few hundred frequent queries. */
 const MAX_DOCUMENTS = 4_096;
 /** Bytes of JSON kept per index and thread (the displayed objects take about as much again). */
 const MAX_BYTES = 8 * 2 ** 20;
 
 interface DisplayedDocument {
-  /** The document as `Index.present` shows it with no field selection and no vectors. Never handed out: hits copy it. */
+  /**
+   * The document as `Index.present` shows it with no field selection and no vectors, carrying
+   * its own bytes (HIT_BYTES). Frozen: a hit without extras is this very object, shared by
+   * every search that returns it, so a caller that tried to change it would fail loudly rather
+   * than change what later searches return.
+   */
   doc: Document;
   /** Its own keys. */
   keys: number;
@@ -52,7 +60,10 @@ class DisplayedDocuments {
     const stored = this.store.getDocument(docid);
     if (!stored) return undefined;
     const doc = index.present(docid, stored, null, false);
-    const entry = { doc, keys: Object.keys(doc).length, json: Buffer.from(JSON.stringify(doc)) };
+    const json = Buffer.from(JSON.stringify(doc));
+    const keys = Object.keys(doc).length;
+    (doc as { [HIT_BYTES]?: HitBytes })[HIT_BYTES] = { owner: doc, json, keys, extras: null };
+    const entry = { doc: Object.freeze(doc), keys, json };
     if (entry.json.length > MAX_BYTES / 16) return entry; // a huge document would push out hundreds of others
     while (this.entries.size > 0 && (this.entries.size >= MAX_DOCUMENTS || this.bytes + entry.json.length > MAX_BYTES)) {
       const [oldest, evicted] = this.entries.entries().next().value!;
@@ -67,8 +78,6 @@ class DisplayedDocuments {
 
 const caches = new WeakMap<IndexStore, DisplayedDocuments>();
 
-/** Where a hit built by `displayedHit` keeps the bytes of its document part. */
-const HIT_BYTES = Symbol('hit bytes');
 
 interface HitBytes {
   /** The hit these bytes were made for: a copy of it (spread) carries the symbol, not the right to use them. */
@@ -84,6 +93,7 @@ interface HitBytes {
 /**
  * A hit made of the displayed document `docid` and `extras` (keys the document does not have,
  * appended after its own), carrying the document's JSON so that `responseBytes` splices it.
+ * Without extras, the cached document itself (frozen, shared).
  * Undefined when the document is gone, or when an extra key would overwrite one of the
  * document's (the bytes would then be wrong): the caller builds the hit the ordinary way.
  */
@@ -93,10 +103,10 @@ export function displayedHit(index: Index, docid: number, extras: Document): Doc
   const entry = cache.get(index, docid);
   if (!entry) return undefined;
   const extraKeys = Object.keys(extras);
+  if (extraKeys.length === 0) return entry.doc;
   for (const key of extraKeys) if (Object.hasOwn(entry.doc, key)) return undefined;
-  const hit: Document = extraKeys.length > 0 ? { ...entry.doc, ...extras } : { ...entry.doc };
-  // a symbol key: JSON.stringify and Object.keys skip it
-  (hit as { [HIT_BYTES]?: HitBytes })[HIT_BYTES] = { owner: hit, json: entry.json, keys: entry.keys + extraKeys.length, extras: extraKeys.length > 0 ? JSON.stringify(extras) : null };
+  const hit: Document = { ...entry.doc, ...extras };
+  (hit as { [HIT_BYTES]?: HitBytes })[HIT_BYTES] = { owner: hit, json: entry.json, keys: entry.keys + extraKeys.length, extras: JSON.stringify(extras) };
   return hit;
 }
 
@@ -105,8 +115,9 @@ const OPEN_BRACE = 0x7b;
 /** The hit's JSON as chunks of bytes: the cached document's, spliced with its extras when it has some. */
 function hitChunks(hit: unknown, out: Buffer[]): void {
   const bytes = (hit as { [HIT_BYTES]?: HitBytes } | null)?.[HIT_BYTES];
-  // a key added after the hit was built (by a caller that decorates hits) is not in the bytes
-  if (!bytes || bytes.owner !== hit || Object.keys(hit as object).length !== bytes.keys) {
+  // a key added after the hit was built (by a caller that decorates hits) is not in the bytes;
+  // a shared document (no extras) is frozen and cannot have one
+  if (!bytes || bytes.owner !== hit || (bytes.extras !== null && Object.keys(hit as object).length !== bytes.keys)) {
     out.push(Buffer.from(JSON.stringify(hit)));
     return;
   }
