@@ -146,6 +146,8 @@ export class Engine {
       ensureDirectories(this.paths);
       this.instanceUid = ensureInstanceUid(this.dbPath);
       this.tasks = new TaskStore(this.paths.tasks);
+      // a read-only engine sees the mapping change only at `followCommit`, which renews its reads
+      if (options.writer === 'none') this.tasks.cacheIndexMapping();
       this.webhookOutbox = new WebhookOutbox(this.tasks.env);
       if (options.writer !== 'none' && this.tasks.ensureIndexes()) this.log('info', 'indexed the task queue and batches (first start with task indexes)');
       if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
@@ -211,7 +213,7 @@ export class Engine {
 
   /** Another thread committed a batch: read it from fresh snapshots, and let go of deleted indexes. */
   followCommit(): void {
-    this.tasks.env.resetReadTxn();
+    this.tasks.renewReads();
     this.indexes.renewReads();
     noteForeignCommit();
     this.searchThreads?.noteCommit();
