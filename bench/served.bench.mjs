@@ -20,7 +20,8 @@
  *   C "throughput": autocannon, 32 connections, 10 s, POST /indexes/movies/search `star wars` on
  *     the 36,273 movies, idle. Peer (the ceiling): a bare node:http server in its own process
  *     answering every request with the same response bytes (fetched once from ours), loaded the
- *     same way; the two alternate, BENCH_ROUNDS (default 2) runs each, the best of each kept. Then
+ *     same way; the two alternate, BENCH_ROUNDS (default 2) runs each, the best of each kept, with
+ *     each server's CPU time per request (every thread, /proc; steadier than req/s on a busy machine). Then
  *     the same load on ours while the 36,273 movies are added again, to a third index, in 4
  *     payloads (until their tasks succeed); peer: ours idle; the indexing rate beside the idle load
  *     of `movies` at the start of the scenario.
@@ -212,6 +213,7 @@ async function startCeiling(body) {
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     async stop() {
       await stopChild(child);
       removeTempDir(dir);
@@ -631,6 +633,32 @@ async function cannon(url, seconds, until) {
   });
 }
 
+/**
+ * CPU time (user + system, every thread) a process has used so far, in ms, from /proc (Linux);
+ * undefined elsewhere. Divided by the requests of a run it gives the server's CPU per request, a
+ * figure that depends less than req/s on what else the machine runs.
+ */
+function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`). */
+const CLOCK_TICKS = 100;
+
+/** `cannon` on `url` with the CPU time process `pid` used meanwhile, per request (µs). */
+async function cannonWithCpu(url, seconds, pid) {
+  const before = processCpuMs(pid);
+  const result = cannonFigures(await cannon(url, seconds));
+  const after = processCpuMs(pid);
+  result.cpuUsPerRequest = before === undefined || after === undefined ? undefined : ((after - before) * 1000) / result.total;
+  return result;
+}
+
 const cannonFigures = (r) => ({
   reqPerSec: r.requests.total / r.duration,
   total: r.requests.total,
@@ -642,7 +670,9 @@ const cannonFigures = (r) => ({
   timeouts: r.timeouts,
   non2xx: r.non2xx,
 });
-const describeCannon = (c) => `${f(c.reqPerSec, 0)} req/s (${c.total} in ${f(c.seconds, 1)} s), latency p50 ${c.p50} ms, p99 ${c.p99} ms, max ${c.max} ms, errors ${c.errors}, timeouts ${c.timeouts}, non-2xx ${c.non2xx}`;
+const describeCannon = (c) =>
+  `${f(c.reqPerSec, 0)} req/s (${c.total} in ${f(c.seconds, 1)} s), latency p50 ${c.p50} ms, p99 ${c.p99} ms, max ${c.max} ms, errors ${c.errors}, timeouts ${c.timeouts}, non-2xx ${c.non2xx}` +
+  (c.cpuUsPerRequest === undefined ? '' : `, server CPU ${f(c.cpuUsPerRequest, 0)} µs/request`);
 
 async function scenarioC() {
   const payloads = movies().payloads;
@@ -663,8 +693,8 @@ async function scenarioC() {
       await cannon(ceiling.url, CANNON.warmupSeconds);
       await cannon(searchUrl, CANNON.warmupSeconds);
       for (let round = 1; round <= CANNON.rounds; round++) {
-        for (const [peer, url] of [['ceiling', ceiling.url], ['ours', searchUrl]]) {
-          const r = cannonFigures(await cannon(url, CANNON.seconds));
+        for (const [peer, url, pid] of [['ceiling', ceiling.url, ceiling.pid], ['ours', searchUrl, server.child.pid]]) {
+          const r = await cannonWithCpu(url, CANNON.seconds, pid);
           log(`C: round ${round}, ${peer === 'ceiling' ? 'ceiling (node:http)' : 'ours'}, ${CANNON.connections} connections, ${CANNON.seconds} s, idle: ${describeCannon(r)}`);
           runs[peer].push(r);
         }
@@ -692,6 +722,8 @@ async function scenarioC() {
     const bestOf = CANNON.rounds > 1 ? `, best of ${CANNON.rounds}` : '';
     row(label, `req/s idle${bestOf}`, ours.reqPerSec, 'node:http same bytes', bare.reqPerSec, '', 0);
     row(label, `p99 idle${bestOf}`, ours.p99, 'node:http same bytes', bare.p99, 'ms', 0);
+    if (ours.cpuUsPerRequest !== undefined && bare.cpuUsPerRequest !== undefined)
+      row(label, `server CPU per request idle${bestOf} (every thread)`, ours.cpuUsPerRequest, 'node:http same bytes', bare.cpuUsPerRequest, 'µs', 0);
     row(label, `req/s while indexing (errors ${loaded.errors}, non-2xx ${loaded.non2xx})`, loaded.reqPerSec, 'ours idle', ours.reqPerSec, '', 0);
     row(label, 'p99 while indexing', loaded.p99, 'ours idle', ours.p99, 'ms', 0);
     row(label, 'max while indexing', loaded.max, 'ours idle', ours.max, 'ms', 0);

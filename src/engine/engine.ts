@@ -6,6 +6,7 @@
  */
 import { preciseNow } from './wire/timestamp.js';
 import { addQueueWait, sharedClock } from './search/performance.js';
+import { responseBytes } from './search/hit-bytes.js';
 import { hydrateHits, type ForeignIndexes } from './search/foreign-keys.js';
 import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
@@ -115,6 +116,8 @@ const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, d
 export interface ReadOptions {
   /** Foreign-key indexes whose documents may replace ids in hits; undefined: all. */
   foreignIndexes?: ForeignIndexes;
+  /** The response is only serialized (`answer`): hits may share cached document parts (see search/hit-bytes.ts). */
+  serialized?: boolean;
 }
 
 export class Engine {
@@ -150,6 +153,8 @@ export class Engine {
       ensureDirectories(this.paths);
       this.instanceUid = ensureInstanceUid(this.dbPath);
       this.tasks = new TaskStore(this.paths.tasks);
+      // a read-only engine sees the mapping change only at `followCommit`, which renews its reads
+      if (options.writer === 'none') this.tasks.cacheIndexMapping();
       this.webhookOutbox = new WebhookOutbox(this.tasks.env);
       if (options.writer !== 'none' && this.tasks.ensureIndexes()) this.log('info', 'indexed the task queue and batches (first start with task indexes)');
       if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
@@ -239,7 +244,7 @@ export class Engine {
 
   /** Another thread committed a batch: read it from fresh snapshots, and let go of deleted indexes. */
   followCommit(): void {
-    this.tasks.env.resetReadTxn();
+    this.tasks.renewReads();
     this.indexes.renewReads();
     noteForeignCommit();
     this.searchThreads?.noteCommit();
@@ -577,7 +582,7 @@ export class Engine {
   /** `POST /indexes/:uid/search`: keyword, vector or hybrid search depending on the body. */
   async search(uid: string, body: unknown, options: ReadOptions = {}): Promise<HybridSearchResponse> {
     const index = this.indexes.get(uid);
-    const response = await searchWithVectors(index, body);
+    const response = await searchWithVectors(index, body, undefined, options.serialized === true);
     this.hydrate(response.hits, index, options);
     return response;
   }
@@ -627,13 +632,13 @@ export class Engine {
     const started = sharedClock();
     const response = await this.read(request);
     if (request.queuedAt !== undefined) addQueueWait(response, started - request.queuedAt);
-    return Buffer.from(JSON.stringify(response));
+    return responseBytes(response);
   }
 
   private read(request: SearchRequest): Promise<unknown> {
     switch (request.kind) {
       case 'search':
-        return this.search(request.uid, request.body, request);
+        return this.search(request.uid, request.body, { foreignIndexes: request.foreignIndexes, serialized: true });
       case 'facetSearch':
         return this.facetSearch(request.uid, request.body);
       case 'similar':

@@ -7,8 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 
 export function installCors(app: FastifyInstance): void {
-  app.addHook('onRequest', async (_request, reply) => {
+  // a callback hook, not an async one: it runs on every request, and a promise per request costs
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
+    done();
   });
   app.route({
     method: 'OPTIONS',

@@ -100,12 +100,14 @@ export class ServerMetrics {
 
   /** Count every response of `app` (route patterns, not concrete paths, keep the label set bounded). */
   instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
+    // a callback hook, not an async one: it runs on every request, and a promise per request costs
+    app.addHook('onResponse', (request, reply, done) => {
       const path = request.routeOptions.url ?? 'unmatched';
       const seconds = reply.elapsedTime / 1000;
       this.requests.inc({ method: request.method, path, status: String(reply.statusCode) });
       this.responseTime.observe({ method: request.method, path }, seconds);
       if (SEARCH_ROUTES.has(path)) this.searchLatency.observe({ route: path }, seconds);
+      done();
     });
   }
 

@@ -55,6 +55,44 @@ describe('search threads', () => {
     expectErrorShape(bad.body, 'invalid_search_filter');
   });
 
+  test('hits follow their documents: an update, narrower displayed attributes, extras after the fields', async () => {
+    for (const h of [threaded, inline]) {
+      const search = async (json: unknown) => {
+        const res = await h.request('POST', '/indexes/cache/search', { json });
+        expect(res.status, res.text).toBe(200);
+        // the body is one well-formed JSON value, as JSON.stringify writes it
+        expect(res.text).toBe(JSON.stringify(JSON.parse(res.text)));
+        return (res.body.hits as Array<Record<string, unknown>>).sort((a, b) => (a.id as number) - (b.id as number));
+      };
+      const added = await h.request('POST', '/indexes/cache/documents?primaryKey=id', {
+        json: [
+          { id: 1, title: 'Quokka Island', year: 2001 },
+          { id: 2, title: 'Quokka Return', year: 2003 },
+        ],
+      });
+      await h.wait(added.body.taskUid);
+      // several searches, so that every thread has the documents at hand before they change
+      for (let i = 0; i < 4; i++)
+        expect(await search({ q: 'quokka' })).toEqual([
+          { id: 1, title: 'Quokka Island', year: 2001 },
+          { id: 2, title: 'Quokka Return', year: 2003 },
+        ]);
+      const updated = await h.request('PUT', '/indexes/cache/documents', { json: [{ id: 1, title: 'Quokka Island Redux', year: 2002 }] });
+      await h.wait(updated.body.taskUid);
+      for (let i = 0; i < 4; i++) expect((await search({ q: 'quokka' }))[0]).toEqual({ id: 1, title: 'Quokka Island Redux', year: 2002 });
+      const displayed = await h.request('PUT', '/indexes/cache/settings/displayed-attributes', { json: ['id', 'title'] });
+      await h.wait(displayed.body.taskUid);
+      for (let i = 0; i < 4; i++)
+        expect(await search({ q: 'quokka' })).toEqual([
+          { id: 1, title: 'Quokka Island Redux' },
+          { id: 2, title: 'Quokka Return' },
+        ]);
+      const [first] = await search({ q: 'quokka', showRankingScore: true, attributesToHighlight: ['title'] });
+      expect(Object.keys(first!)).toEqual(['id', 'title', '_formatted', '_rankingScore']);
+      expect(first!._formatted).toEqual({ id: 1, title: '<em>Quokka</em> Island Redux' });
+    }
+  });
+
   test('every commit of the write thread is seen by the next search', async () => {
     const added = await threaded.request('POST', '/indexes/movies/documents', { json: [{ id: 99_000_001, title: 'Zyxwvut Quokka' }] });
     await threaded.wait(added.body.taskUid);

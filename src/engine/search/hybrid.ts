@@ -346,14 +346,15 @@ export type HybridSearchResponse = SearchResponse & { semanticHitCount?: number 
  * `hybrid` nor `vector`, otherwise the hybrid flow with hits formatted like keyword hits
  * (highlighting uses the query words), facets over the merged candidates and `semanticHitCount`.
  */
-export async function searchWithVectors(index: Index, body: unknown, extension: VectorsExtension = vectorsExtension): Promise<HybridSearchResponse> {
+/** `serialized`: the response will only be turned into JSON (see presentHit). */
+export async function searchWithVectors(index: Index, body: unknown, extension: VectorsExtension = vectorsExtension, serialized = false): Promise<HybridSearchResponse> {
   const started = performance.now();
   const params = parseSearchParams(body);
   const settings = index.settings;
   const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, settings);
-  if (!semantic) return search(index, body);
+  if (!semantic) return search(index, body, serialized);
   // keyword only: exactly the keyword response (its counts honour the threshold), nothing embedded
-  if (semantic.semanticRatio === 0) return { ...search(index, body), semanticHitCount: 0 };
+  if (semantic.semanticRatio === 0) return { ...search(index, body, serialized), semanticHitCount: 0 };
 
   const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
@@ -380,7 +381,7 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
     keyword,
     extension,
   );
-  const hits = trace.stage('format', () => result.hits.map((h) => presentHit(index, h, params, terms)));
+  const hits = trace.stage('format', () => result.hits.map((h) => presentHit(index, h, params, terms, serialized)));
   const response: HybridSearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
   setPaginationFields(response, paging, params, Math.min(result.candidates.size, settings.pagination.maxTotalHits));
   if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));

@@ -20,6 +20,7 @@ import { MatchAnalyzer } from './ranking/matches.js';
 import { BUILTIN_RULES, toBitmap, type RankingContext, type RankingRule } from './ranking/rules.js';
 import { detailsObject } from './ranking/score.js';
 import { formatDocument, matcherFor, matchesPosition, type FormatOptions } from './format.js';
+import { displayedHit } from './hit-bytes.js';
 import { hitGeoDistance } from './geo/query.js';
 import { NO_TRACE, PerformanceTrace, type PerformanceDetails } from './performance.js';
 import { checkDistinct, computeFacets, customRankingRule, distinctFilter, filterDocids, parseSortParam, sortRules, type FacetResult } from './seams.js';
@@ -63,7 +64,8 @@ export interface KeywordResult {
   degraded: boolean;
 }
 
-export function search(index: Index, body: unknown): SearchResponse {
+/** `serialized`: the response will only be turned into JSON (see presentHit). */
+export function search(index: Index, body: unknown, serialized = false): SearchResponse {
   const started = performance.now();
   const params = parseSearchParams(body);
   const settings = index.settings;
@@ -71,7 +73,7 @@ export function search(index: Index, body: unknown): SearchResponse {
   const paging = pagination(params, settings);
   const result = keywordSearch(index, params, paging.want, trace);
   const hits = trace.stage('format', () =>
-    result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms)),
+    result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms, serialized)),
   );
   const response: SearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
   setPaginationFields(response, paging, params, Math.min(result.totalHits, settings.pagination.maxTotalHits));
@@ -265,17 +267,24 @@ function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<type
 
 const MAX_ENUMERATED = 256;
 
-export function presentHit(index: Index, hit: RankedHit, params: SearchParams, terms: readonly ResolvedTerm[]): Hit {
+/**
+ * A ranked hit as returned: the displayed document, `_formatted`, `_matchesPosition` and the
+ * scores asked for. `serialized`: the response is only turned into JSON (see hit-bytes.ts), so
+ * the document part may come from the per-thread cache of displayed documents.
+ */
+export function presentHit(index: Index, hit: RankedHit, params: SearchParams, terms: readonly ResolvedTerm[], serialized = false): Hit {
   const settings = index.settings;
-  const stored = index.store.getDocument(hit.docid) ?? {};
-  const out: Hit = index.present(hit.docid, stored, params.attributesToRetrieve, params.retrieveVectors);
   const highlight = params.attributesToHighlight;
   const crop = params.attributesToCrop;
-  const analyzer = analyzerFor(settings);
-  const match = matcherFor(terms);
-  if ((highlight && highlight.length > 0) || (crop && crop.length > 0)) {
+  const formatted = (highlight && highlight.length > 0) || (crop && crop.length > 0);
+  let stored: Document | undefined;
+  const storedDocument = () => (stored ??= index.store.getDocument(hit.docid) ?? {});
+  const extras: Hit = {};
+  if (formatted) {
+    const analyzer = analyzerFor(settings);
+    const match = matcherFor(terms);
     const wanted = [...(params.attributesToRetrieve ?? ['*']), ...(highlight ?? []), ...(crop ?? []).map((c) => c.split(':')[0]!)];
-    const visible = index.present(hit.docid, stored, wanted.includes('*') ? null : wanted, params.retrieveVectors);
+    const visible = index.present(hit.docid, storedDocument(), wanted.includes('*') ? null : wanted, params.retrieveVectors);
     const options: FormatOptions = {
       highlight,
       crop: crop ? crop.map((c) => parseCrop(c, params.cropLength)) : null,
@@ -285,18 +294,25 @@ export function presentHit(index: Index, hit: RankedHit, params: SearchParams, t
       postTag: params.highlightPostTag,
       showMatchesPosition: params.showMatchesPosition,
     };
-    out._formatted = formatDocument(visible, analyzer, match, options, params.locales);
+    extras._formatted = formatDocument(visible, analyzer, match, options, params.locales);
   }
   if (params.showMatchesPosition) {
-    const visible = index.present(hit.docid, stored, null, false);
-    out._matchesPosition = matchesPosition(visible, analyzer, match, (p) => isSearchable(p, settings.searchableAttributes), params.locales);
+    const visible = index.present(hit.docid, storedDocument(), null, false);
+    extras._matchesPosition = matchesPosition(visible, analyzerFor(settings), matcherFor(terms), (p) => isSearchable(p, settings.searchableAttributes), params.locales);
   }
   // Sorting by `_geoPoint(...)` reports each hit's distance in meters, as the reference does.
   const geoDistance = params.sort ? hitGeoDistance(index.store, hit.docid, parseSortParam(params.sort, settings)) : undefined;
-  if (geoDistance !== undefined) out._geoDistance = Math.round(geoDistance);
-  if (params.showRankingScore) out._rankingScore = hit.score;
-  if (params.showRankingScoreDetails) out._rankingScoreDetails = detailsObject(hit.details);
-  return out;
+  if (geoDistance !== undefined) extras._geoDistance = Math.round(geoDistance);
+  if (params.showRankingScore) extras._rankingScore = hit.score;
+  if (params.showRankingScoreDetails) extras._rankingScoreDetails = detailsObject(hit.details);
+  // Foreign keys replace ids in hits after this (Engine.hydrate): the cached bytes would not follow.
+  const whole = (params.attributesToRetrieve === null || params.attributesToRetrieve.includes('*')) && !params.retrieveVectors;
+  if (serialized && whole && settings.foreignKeys.length === 0) {
+    const cached = displayedHit(index, hit.docid, extras);
+    if (cached) return cached;
+  }
+  const out: Hit = index.present(hit.docid, storedDocument(), params.attributesToRetrieve, params.retrieveVectors);
+  return Object.assign(out, extras);
 }
 
 function parseCrop(spec: string, defaultLength: number): { field: string; length: number } {

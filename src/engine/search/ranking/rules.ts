@@ -345,7 +345,7 @@ const exactness: RankingRule = {
             ? { matchType: 'matchesStart' }
             : { matchType: 'noExactMatch', matchingWords: n - (c - 2), maxMatchingWords: n },
     });
-    const exactCost = (d: number) => ctx.reader.exactness(d, wantedIds);
+    const exactCost = (d: number) => ctx.matches.exactness(d, wantedIds);
     if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
       // Whole values come from their own postings; a value starting with the query has every
       // query word at its place (positions below 8 are exact position buckets).
