@@ -89,7 +89,7 @@ describe('search threads', () => {
         ]);
       const [first] = await search({ q: 'quokka', showRankingScore: true, attributesToHighlight: ['title'] });
       expect(Object.keys(first!)).toEqual(['id', 'title', '_formatted', '_rankingScore']);
-      expect(first!._formatted).toEqual({ id: 1, title: '<em>Quokka</em> Island Redux' });
+      expect(first!._formatted).toEqual({ id: '1', title: '<em>Quokka</em> Island Redux' });
     }
   });
 
