@@ -56,6 +56,7 @@ import type {
   GlobalStats,
   IndexInfo,
   IndexStats,
+  StatsOptions,
   IndexSwap,
   Page,
   SummarizedTask,
@@ -342,6 +343,12 @@ export class Engine {
     return this.enqueue('indexDeletion', uid, { kind: 'indexDeletion' }, { deletedDocuments: null }, options);
   }
 
+  /** `POST /indexes/:uid/compact`: an `indexCompaction` task (see index/compaction.ts). */
+  async compactIndex(uid: string, options: WriteOptions = {}): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('indexCompaction', uid, { kind: 'indexCompaction' }, {}, options);
+  }
+
   /** Swap pairs of indexes; a pair with `rename: true` renames its first index to the second uid, which must not exist. */
   async swapIndexes(swaps: IndexSwap[], options: WriteOptions = {}): Promise<SummarizedTask> {
     const seen = new Set<string>();
@@ -367,9 +374,9 @@ export class Engine {
     return listFields(index.settings, Object.keys(index.store.fieldDistribution), query);
   }
 
-  indexStats(uid: string): IndexStats {
+  indexStats(uid: string, options: StatsOptions = {}): IndexStats {
     const index = this.indexes.get(uid);
-    return index.stats(this.isIndexing(uid));
+    return index.stats(this.isIndexing(uid), options);
   }
 
   /** From the task store (two bitmaps), so that it agrees with the task statuses a client reads. */
@@ -377,17 +384,24 @@ export class Engine {
     return !this.tasks.match({ statuses: ['processing'], indexUids: [uid] }).isEmpty;
   }
 
-  stats(): GlobalStats {
+  /**
+   * `databaseSize` is every file of the database directory; `usedDatabaseSize` leaves out the
+   * pages each index's environment freed and keeps for reuse (the data file never shrinks by
+   * itself: `POST /indexes/:uid/compact` gives that space back).
+   */
+  stats(options: StatsOptions = {}): GlobalStats {
     const indexes: Record<string, IndexStats> = {};
     let lastUpdate: string | null = null;
+    let unused = 0;
     for (const uid of this.indexes.uids()) {
       const index = this.indexes.get(uid);
-      indexes[uid] = index.stats(this.isIndexing(uid));
+      indexes[uid] = index.stats(this.isIndexing(uid), options);
       const updated = index.store.updatedAt;
       if (!lastUpdate || updated > lastUpdate) lastUpdate = updated;
+      unused += Math.max(0, statSize(index.store.dataFile) - index.store.usedBytes());
     }
     const databaseSize = directorySize(this.dbPath);
-    return { databaseSize, usedDatabaseSize: databaseSize, lastUpdate, indexes };
+    return { databaseSize, usedDatabaseSize: Math.max(0, databaseSize - unused), lastUpdate, indexes };
   }
 
   // --- documents ------------------------------------------------------------------------------

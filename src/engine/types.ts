@@ -35,6 +35,7 @@ export const TASK_TYPES = [
   'indexUpdate',
   'indexDeletion',
   'indexSwap',
+  'indexCompaction',
   'documentAdditionOrUpdate',
   'documentEdition',
   'documentDeletion',
@@ -145,6 +146,12 @@ export interface IndexStats {
   numberOfEmbeddings: number;
   numberOfEmbeddedDocuments: number;
   fieldDistribution: Record<string, number>;
+  /** With `showInternalDatabaseSizes`: bytes of each LMDB database of the index, by name. */
+  internalDatabaseSizes?: Record<string, number>;
+}
+
+export interface StatsOptions {
+  internalDatabaseSizes?: boolean;
 }
 
 export interface GlobalStats {

@@ -15,3 +15,15 @@ export function holdInsideWriteTransaction(): void {
   // a synchronous wait: the transaction stays open, as a long commit would keep it
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
+
+/**
+ *   SEARCH_TEST_HOLD_COMPACTION_MS      hold an index compaction this long once its copy is
+ *   SEARCH_TEST_HOLD_COMPACTION_MARKER  partly written, after creating this file.
+ */
+export function holdInsideCompaction(): void {
+  const ms = Number(process.env.SEARCH_TEST_HOLD_COMPACTION_MS ?? 0);
+  if (!(ms > 0)) return;
+  const marker = process.env.SEARCH_TEST_HOLD_COMPACTION_MARKER;
+  if (marker) writeFileSync(marker, String(Date.now()));
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

@@ -26,6 +26,7 @@ export type TaskPayload =
   | { kind: 'indexCreation'; primaryKey: string | null }
   | { kind: 'indexUpdate'; primaryKey: string | null | undefined; /** Rename the index to this uid. */ newIndexUid?: string }
   | { kind: 'indexDeletion' }
+  | { kind: 'indexCompaction' }
   | { kind: 'indexSwap'; swaps: Array<{ indexes: [string, string]; rename?: boolean }> }
   | { kind: 'taskCancelation'; filter: SerializedTaskFilter }
   | { kind: 'taskDeletion'; filter: SerializedTaskFilter }

@@ -121,6 +121,7 @@ export function dumpKind(record: TaskRecord): DumpKind {
     case 'indexUpdate':
       return typeToKind(record.type, { primary_key: p.primaryKey ?? null, ...(p.newIndexUid !== undefined ? { new_index_uid: p.newIndexUid } : {}) });
     case 'indexDeletion':
+    case 'indexCompaction':
       return typeToKind(record.type);
     case 'indexSwap':
       return typeToKind(record.type, { swaps: p.swaps });

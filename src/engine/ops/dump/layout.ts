@@ -136,6 +136,7 @@ const KIND_TO_TYPE: Record<string, TaskType> = {
   indexCreation: 'indexCreation',
   indexUpdate: 'indexUpdate',
   indexSwap: 'indexSwap',
+  indexCompaction: 'indexCompaction',
   taskCancelation: 'taskCancelation',
   tasksDeletion: 'taskDeletion',
   dumpCreation: 'dumpCreation',
@@ -153,6 +154,7 @@ const TYPE_TO_KIND: Record<TaskType, string> = {
   indexCreation: 'indexCreation',
   indexUpdate: 'indexUpdate',
   indexSwap: 'indexSwap',
+  indexCompaction: 'indexCompaction',
   taskCancelation: 'taskCancelation',
   taskDeletion: 'tasksDeletion',
   dumpCreation: 'dumpCreation',
@@ -160,7 +162,7 @@ const TYPE_TO_KIND: Record<TaskType, string> = {
   upgradeDatabase: 'upgradeDatabase',
 };
 
-const UNIT_KINDS = new Set(['documentClear', 'indexDeletion', 'snapshotCreation']);
+const UNIT_KINDS = new Set(['documentClear', 'indexDeletion', 'indexCompaction', 'snapshotCreation']);
 
 export function kindName(kind: DumpKind): string {
   if (typeof kind === 'string') return kind;
@@ -224,6 +226,8 @@ function detailsVariant(type: TaskType, details: Record<string, unknown>): strin
       return 'IndexInfo';
     case 'indexSwap':
       return 'IndexSwap';
+    case 'indexCompaction':
+      return 'IndexCompaction';
     case 'taskCancelation':
       return 'TaskCancelation';
     case 'taskDeletion':

@@ -45,6 +45,8 @@ export function payloadOf(task: DumpTask): TaskPayload {
       return { kind: 'indexUpdate', primaryKey: (c.primary_key as string | null) ?? null };
     case 'indexDeletion':
       return { kind: 'indexDeletion' };
+    case 'indexCompaction':
+      return { kind: 'indexCompaction' };
     case 'indexSwap':
       return { kind: 'indexSwap', swaps: (c.swaps as Array<{ indexes: [string, string] }>) ?? [] };
     case 'taskCancelation':
