@@ -45,6 +45,8 @@ export const TASK_TYPES = [
   'taskDeletion',
   'snapshotCreation',
   'upgradeDatabase',
+  'dsrUpdate',
+  'dsrClear',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 

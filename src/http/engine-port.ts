@@ -34,6 +34,11 @@ export interface HttpEngine {
   updateIndex(uid: string, o: { primaryKey?: string | null; uid?: string } & WriteOptions): Promise<SummarizedTask>;
   deleteIndex(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
   compactIndex(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  listSearchRules(body: unknown): unknown;
+  getSearchRule(uid: string): unknown;
+  updateSearchRule(uid: string, body: unknown, o?: WriteOptions): Promise<SummarizedTask>;
+  deleteSearchRule(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  clearSearchRules(o?: WriteOptions): Promise<SummarizedTask>;
   swapIndexes(swaps: IndexSwap[], o?: WriteOptions): Promise<SummarizedTask>;
   indexStats(uid: string, options?: StatsOptions): IndexStats;
   listFields(uid: string, q: FieldsQuery): Page<FieldMetadata>;

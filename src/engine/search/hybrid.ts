@@ -29,7 +29,7 @@ import { vectorsExtension, type VectorsExtension } from '../vector/extension.js'
 import type { RuleDetail } from './ranking/score.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, type SearchParams } from './params.js';
-import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type SearchResponse } from './search.js';
+import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type PinResolver, type SearchResponse } from './search.js';
 import { computeFacets, distinctFilter } from './seams.js';
 import { NO_TRACE, PerformanceTrace } from './performance.js';
 
@@ -346,14 +346,19 @@ export type HybridSearchResponse = SearchResponse & { semanticHitCount?: number 
  * `hybrid` nor `vector`, otherwise the hybrid flow with hits formatted like keyword hits
  * (highlighting uses the query words), facets over the merged candidates and `semanticHitCount`.
  */
-export async function searchWithVectors(index: Index, body: unknown, extension: VectorsExtension = vectorsExtension): Promise<HybridSearchResponse> {
+export async function searchWithVectors(
+  index: Index,
+  body: unknown,
+  extension: VectorsExtension = vectorsExtension,
+  options: { pins?: PinResolver } = {},
+): Promise<HybridSearchResponse> {
   const started = performance.now();
   const params = parseSearchParams(body);
   const settings = index.settings;
   const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, settings);
-  if (!semantic) return search(index, body);
+  if (!semantic) return search(index, body, options);
   // keyword only: exactly the keyword response (its counts honour the threshold), nothing embedded
-  if (semantic.semanticRatio === 0) return { ...search(index, body), semanticHitCount: 0 };
+  if (semantic.semanticRatio === 0) return { ...search(index, body, options), semanticHitCount: 0 };
 
   const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);

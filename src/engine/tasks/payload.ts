@@ -30,7 +30,10 @@ export type TaskPayload =
   | { kind: 'indexSwap'; swaps: Array<{ indexes: [string, string]; rename?: boolean }> }
   | { kind: 'taskCancelation'; filter: SerializedTaskFilter }
   | { kind: 'taskDeletion'; filter: SerializedTaskFilter }
-  | { kind: 'operation'; options?: Record<string, unknown> };
+  | { kind: 'operation'; options?: Record<string, unknown> }
+  /** A dynamic search rule created or updated (`update`), or deleted (`update: null`). */
+  | { kind: 'dsrUpdate'; ruleUid: string; update: Record<string, unknown> | null }
+  | { kind: 'dsrClear' };
 
 /** TaskFilter with dates as ISO strings, so it survives msgpack round trips unchanged. */
 export type SerializedTaskFilter = Omit<

@@ -93,6 +93,10 @@ export class DumpReader {
     return this.contents.indexes();
   }
 
+  searchRules(): AsyncGenerator<Record<string, unknown>> {
+    return this.contents.searchRules();
+  }
+
   async close(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
   }

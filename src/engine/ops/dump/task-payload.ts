@@ -53,6 +53,13 @@ export function payloadOf(task: DumpTask): TaskPayload {
       return { kind: 'taskCancelation', filter: taskFilter(c.query) };
     case 'tasksDeletion':
       return { kind: 'taskDeletion', filter: taskFilter(c.query) };
+    case 'dsrUpdate': {
+      const deletion = c.Deletion;
+      const update = c.CreateOrUpdate as { rule_id?: string; update?: Record<string, unknown> } | undefined;
+      return typeof deletion === 'string' ? { kind: 'dsrUpdate', ruleUid: deletion, update: null } : { kind: 'dsrUpdate', ruleUid: String(update?.rule_id ?? ''), update: update?.update ?? {} };
+    }
+    case 'dsrClear':
+      return { kind: 'dsrClear' };
     case 'upgradeDatabase':
       return { kind: 'operation', options: { from: Array.isArray(c.from) ? c.from.join('.') : undefined } };
     default:

@@ -24,11 +24,14 @@ export async function openLegacy(files: DumpFiles, version: Exclude<DumpVersion,
     batches: noBatches,
     webhooks: async () => ({ webhooks: {} }),
     experimentalFeatures: async () => ({}),
+    searchRules: noRules,
     ...parts,
   };
 }
 
 async function* noBatches(): AsyncGenerator<Batch> {}
+
+async function* noRules(): AsyncGenerator<Record<string, unknown>> {}
 
 /** What each legacy reader provides; the rest is the same for all. */
 export type LegacyParts = Pick<DumpContents, 'instanceUid' | 'indexes' | 'tasks' | 'keys'>;
