@@ -694,6 +694,8 @@ export class Engine {
     scheduler.registerOperation('dsrUpdate', async (_task, ctx) => {
       const payload = ctx.tasks[0]!.payload;
       if (payload.kind !== 'dsrUpdate') throw new SearchError('invalid_state', 'A dsrUpdate task without its payload.');
+      // a task imported from a dump of another version may name no valid rule: it fails alone
+      validateRuleUid(payload.ruleUid);
       this.tasks.write(() => {
         if (payload.update === null) {
           if (!this.searchRules.removeSync(payload.ruleUid)) throw ruleNotFound(payload.ruleUid);

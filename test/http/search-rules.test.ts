@@ -169,6 +169,15 @@ describe('rules', () => {
     await h.request('PATCH', '/experimental-features', { json: { dynamicSearchRules: true } });
     expect((await ids({ q: '', limit: 3 }))[0]).toBe(another.id);
   });
+
+  test('DELETE /dynamic-search-rules removes every rule through a dsrClear task', async () => {
+    const reply = await h.request('DELETE', '/dynamic-search-rules');
+    expect(reply.status).toBe(202);
+    expect(reply.body).toMatchObject({ indexUid: null, status: 'enqueued', type: 'dsrClear' });
+    expect(await h.wait(reply.body.taskUid)).toMatchObject({ status: 'succeeded', type: 'dsrClear' });
+    expect((await h.request('POST', '/dynamic-search-rules', { json: {} })).body).toEqual({ results: [], offset: 0, limit: 20, total: 0 });
+    expect((await ids({ q: '', limit: 3 }))[0]).not.toBe(another.id);
+  });
 });
 
 test('rules come back from a dump and from a snapshot; DELETE removes them (dsrClear)', async () => {
