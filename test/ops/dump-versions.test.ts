@@ -431,6 +431,24 @@ describe('dumps as real files vary', () => {
     expect(await importDump(file, db)).toMatchObject({ outcome: 'imported', indexes: 1, documents: 1, tasks: 3 });
   });
 
+  test('a v6 dump with integers past 2^53 imports, and the log names each rounded value', async () => {
+    const file = await pack('real-v6-bignum', {
+      'metadata.json': { dumpVersion: 'V6', dbVersion: '1.12.3', dumpDate: '2024-12-01T10:00:00.123456789Z' },
+      'instance_uid.uuid': '9e15e977-f2ae-4761-943f-1eaf75fd736d',
+      'keys.jsonl': '',
+      'tasks/queue.jsonl': '',
+      'indexes/stats/metadata.json': { uid: 'stats', primaryKey: 'id', createdAt: '2024-12-01T09:00:00.1Z', updatedAt: '2024-12-01T09:30:00.2Z' },
+      'indexes/stats/settings.json': { displayedAttributes: ['*'], searchableAttributes: ['*'], filterableAttributes: [], sortableAttributes: [], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'], stopWords: [], nonSeparatorTokens: [], separatorTokens: [], dictionary: [], synonyms: {}, distinctAttribute: null, proximityPrecision: 'byWord', typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 }, disableOnWords: [], disableOnAttributes: [] }, faceting: { maxValuesPerFacet: 100, sortFacetValuesBy: { '*': 'alpha' } }, pagination: { maxTotalHits: 1000 }, embedders: {}, searchCutoffMs: null, localizedAttributes: null, facetSearch: true, prefixSearch: 'indexingTime' },
+      'indexes/stats/documents.jsonl': '{"id":1,"views":12345678901234567890,"label":"12345678901234567890 in a string"}\n{"id":2,"views":42}\n',
+    });
+    const logs: string[] = [];
+    const db = join(root, 'real-v6-bignum-target', 'data.ms');
+    expect(await importDump(file, db, { log: (m) => logs.push(m) })).toMatchObject({ outcome: 'imported', documents: 2 });
+    const warnings = logs.filter((l) => /beyond 2\^53/.test(l));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/documents\.jsonl`, line 1: the integer 12345678901234567890 /);
+  });
+
   test('a v1 index without its `updates.jsonl` imports with no history, and says so', async () => {
     const file = await pack('real-v1', {
       'metadata.json': { indexes: [{ name: 'movies', uid: 'movies', createdAt: '2022-10-02T13:15:29.477512777Z', updatedAt: '2022-10-02T13:21:12.671204856Z', primaryKey: 'id' }], dbVersion: '0.20.0', dumpVersion: 'V1' },

@@ -124,7 +124,9 @@ function dumpFiles(file: string, dir: string, log: (message: string) => void): D
     async *lines<T>(name: string): AsyncGenerator<T> {
       if (!existsSync(join(dir, name))) throw fail(`\`${name}\` is missing`);
       try {
-        yield* readJsonl<T>(join(dir, name), name);
+        yield* readJsonl<T>(join(dir, name), name, (line, digits) =>
+          log(`dump: WARNING \`${name}\`, line ${line}: the integer ${digits} is beyond 2^53 and is imported rounded to ${Number(digits)} (a document id this large should be a string)`),
+        );
       } catch (error) {
         throw fail((error as Error).message, error);
       }
