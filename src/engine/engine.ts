@@ -15,6 +15,20 @@ import { join } from 'node:path';
 import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.js';
 import { SearchError } from './errors.js';
 import { emptyDocumentFilter, parseFilter } from './search/filter/parser.js';
+import {
+  activePins,
+  applyRuleUpdate,
+  listRules,
+  parseRuleListQuery,
+  parseRuleUpdate,
+  ruleNotFound,
+  SearchRuleStore,
+  validateRuleUid,
+  type DynamicSearchRule,
+  type RuleUpdate,
+} from './search-rules/rules.js';
+import { ruleWords } from './search-rules/words.js';
+import type { PinResolver } from './search/search.js';
 import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, type ExperimentalFeatures } from './experimental-features.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
@@ -58,6 +72,7 @@ import type {
   GlobalStats,
   IndexInfo,
   IndexStats,
+  StatsOptions,
   IndexSwap,
   Page,
   SummarizedTask,
@@ -129,6 +144,8 @@ export class Engine {
   readonly webhookOutbox: WebhookOutbox;
   readonly indexes: IndexRegistry;
   readonly features: FeatureStore;
+  /** Dynamic search rules, instance-wide (search-rules/rules.ts). */
+  readonly searchRules: SearchRuleStore;
   private writeSide!: WriteSide;
   private searchThreads: SearchThreads | null = null;
   private readonly logLevel: number;
@@ -159,6 +176,7 @@ export class Engine {
       if (options.writer !== 'none' && this.tasks.ensureIndexes()) this.log('info', 'indexed the task queue and batches (first start with task indexes)');
       if (fresh) writeVersion(this.dbPath, DB_FORMAT_VERSION);
       this.features = new FeatureStore(this.tasks.env);
+      this.searchRules = new SearchRuleStore(this.tasks.env);
       if (options.instanceFeatures) this.features.setInstance(options.instanceFeatures);
       this.indexes = new IndexRegistry(this.paths.indexes, this.tasks, { ...defaultModules, features: this.features });
     } catch (error) {
@@ -222,6 +240,7 @@ export class Engine {
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
       log: (level, message) => this.log(level, message),
     });
+    this.registerSearchRuleProcessors(scheduler);
     try {
       scheduler.recover();
     } catch (error) {
@@ -378,6 +397,12 @@ export class Engine {
     return this.enqueue('indexDeletion', uid, { kind: 'indexDeletion' }, { deletedDocuments: null }, options);
   }
 
+  /** `POST /indexes/:uid/compact`: an `indexCompaction` task (see index/compaction.ts). */
+  async compactIndex(uid: string, options: WriteOptions = {}): Promise<SummarizedTask> {
+    validateIndexUid(uid);
+    return this.enqueue('indexCompaction', uid, { kind: 'indexCompaction' }, {}, options);
+  }
+
   /** Swap pairs of indexes; a pair with `rename: true` renames its first index to the second uid, which must not exist. */
   async swapIndexes(swaps: IndexSwap[], options: WriteOptions = {}): Promise<SummarizedTask> {
     const seen = new Set<string>();
@@ -403,9 +428,9 @@ export class Engine {
     return listFields(index.settings, Object.keys(index.store.fieldDistribution), query);
   }
 
-  indexStats(uid: string): IndexStats {
+  indexStats(uid: string, options: StatsOptions = {}): IndexStats {
     const index = this.indexes.get(uid);
-    return index.stats(this.isIndexing(uid));
+    return index.stats(this.isIndexing(uid), options);
   }
 
   /** From the task store (two bitmaps), so that it agrees with the task statuses a client reads. */
@@ -413,17 +438,24 @@ export class Engine {
     return !this.tasks.match({ statuses: ['processing'], indexUids: [uid] }).isEmpty;
   }
 
-  stats(): GlobalStats {
+  /**
+   * `databaseSize` is every file of the database directory; `usedDatabaseSize` leaves out the
+   * pages each index's environment freed and keeps for reuse (the data file never shrinks by
+   * itself: `POST /indexes/:uid/compact` gives that space back).
+   */
+  stats(options: StatsOptions = {}): GlobalStats {
     const indexes: Record<string, IndexStats> = {};
     let lastUpdate: string | null = null;
+    let unused = 0;
     for (const uid of this.indexes.uids()) {
       const index = this.indexes.get(uid);
-      indexes[uid] = index.stats(this.isIndexing(uid));
+      indexes[uid] = index.stats(this.isIndexing(uid), options);
       const updated = index.store.updatedAt;
       if (!lastUpdate || updated > lastUpdate) lastUpdate = updated;
+      unused += Math.max(0, statSize(index.store.dataFile) - index.store.usedBytes());
     }
     const databaseSize = directorySize(this.dbPath);
-    return { databaseSize, usedDatabaseSize: databaseSize, lastUpdate, indexes };
+    return { databaseSize, usedDatabaseSize: Math.max(0, databaseSize - unused), lastUpdate, indexes };
   }
 
   // --- documents ------------------------------------------------------------------------------
@@ -582,7 +614,7 @@ export class Engine {
   /** `POST /indexes/:uid/search`: keyword, vector or hybrid search depending on the body. */
   async search(uid: string, body: unknown, options: ReadOptions = {}): Promise<HybridSearchResponse> {
     const index = this.indexes.get(uid);
-    const response = await searchWithVectors(index, body, undefined, options.serialized === true);
+    const response = await searchWithVectors(index, body, undefined, { pins: this.pinResolver(), serialized: options.serialized === true });
     this.hydrate(response.hits, index, options);
     return response;
   }
@@ -600,7 +632,8 @@ export class Engine {
 
   /** `POST /multi-search`: several searches at once, or one federated (merged) result list. */
   async multiSearch(body: unknown, options: ReadOptions = {}): Promise<MultiSearchResponse> {
-    const response = await multiSearch((uid) => this.indexes.get(uid), body, searchWithVectors);
+    const pins = this.pinResolver();
+    const response = await multiSearch((uid) => this.indexes.get(uid), body, (index, query) => searchWithVectors(index, query, undefined, { pins }));
     if ('results' in response) for (const result of response.results) this.hydrate(result.hits, this.indexes.get(result.indexUid), options);
     else {
       const byIndex = new Map<string, Document[]>();
@@ -646,6 +679,76 @@ export class Engine {
       case 'multiSearch':
         return this.multiSearch(request.body, request);
     }
+  }
+
+  // --- dynamic search rules -------------------------------------------------------------------
+
+  private requireSearchRules(): void {
+    this.features.require('dynamicSearchRules', 'Using the `/dynamic-search-rules` routes');
+  }
+
+  /** `POST /dynamic-search-rules`: the rules, most recently updated first. */
+  listSearchRules(body: unknown) {
+    this.requireSearchRules();
+    return listRules(this.searchRules.all(), parseRuleListQuery(body), (text) => ruleWords(text));
+  }
+
+  getSearchRule(uid: string): DynamicSearchRule {
+    this.requireSearchRules();
+    const rule = this.searchRules.get(uid);
+    if (!rule) throw ruleNotFound(uid);
+    return rule;
+  }
+
+  /** `PATCH /dynamic-search-rules/:uid`: create or update, as a `dsrUpdate` task. */
+  async updateSearchRule(uid: string, body: unknown, options: WriteOptions = {}): Promise<SummarizedTask> {
+    this.requireSearchRules();
+    validateRuleUid(uid);
+    const update = parseRuleUpdate(body);
+    return this.enqueue('dsrUpdate', null, { kind: 'dsrUpdate', ruleUid: uid, update }, null, options);
+  }
+
+  async deleteSearchRule(uid: string, options: WriteOptions = {}): Promise<SummarizedTask> {
+    this.requireSearchRules();
+    return this.enqueue('dsrUpdate', null, { kind: 'dsrUpdate', ruleUid: uid, update: null }, null, options);
+  }
+
+  async clearSearchRules(options: WriteOptions = {}): Promise<SummarizedTask> {
+    this.requireSearchRules();
+    return this.enqueue('dsrClear', null, { kind: 'dsrClear' }, null, options);
+  }
+
+  /** The rules apply to searches only while the feature is on, as in the reference. */
+  private pinResolver(): PinResolver | undefined {
+    if (!this.features.enabled('dynamicSearchRules') || this.searchRules.isEmpty()) return undefined;
+    const rules = this.searchRules.all();
+    const now = Date.now();
+    return (index, q) => {
+      const words = (text: string) => ruleWords(text, index.settings);
+      return activePins(rules, index.uid, words(q), now, words);
+    };
+  }
+
+  private registerSearchRuleProcessors(scheduler: Scheduler): void {
+    scheduler.registerOperation('dsrUpdate', async (_task, ctx) => {
+      const payload = ctx.tasks[0]!.payload;
+      if (payload.kind !== 'dsrUpdate') throw new SearchError('invalid_state', 'A dsrUpdate task without its payload.');
+      // a task imported from a dump of another version may name no valid rule: it fails alone
+      validateRuleUid(payload.ruleUid);
+      this.tasks.write(() => {
+        if (payload.update === null) {
+          if (!this.searchRules.removeSync(payload.ruleUid)) throw ruleNotFound(payload.ruleUid);
+          return;
+        }
+        const current = this.searchRules.get(payload.ruleUid);
+        this.searchRules.putSync(applyRuleUpdate(payload.ruleUid, current, payload.update as RuleUpdate, preciseNow()));
+      });
+      return null;
+    });
+    scheduler.registerOperation('dsrClear', async () => {
+      this.tasks.write(() => this.searchRules.clearSync());
+      return null;
+    });
   }
 
   // --- experimental features ----------------------------------------------------------------

@@ -82,6 +82,8 @@ const EXPLICIT: Record<string, ErrorKind> = {
   immutable_webhook: { status: 400, type: 'invalid_request' },
   webhook_not_found: { status: 404, type: 'invalid_request' },
   too_many_webhooks: { status: 400, type: 'invalid_request' },
+  // dynamic search rules
+  dynamic_search_rule_not_found: { status: 404, type: 'invalid_request' },
   // operations
   dump_process_failed: { status: 500, type: 'internal' },
   dump_already_processing: { status: 409, type: 'invalid_request' },

@@ -35,6 +35,7 @@ export const TASK_TYPES = [
   'indexUpdate',
   'indexDeletion',
   'indexSwap',
+  'indexCompaction',
   'documentAdditionOrUpdate',
   'documentEdition',
   'documentDeletion',
@@ -44,6 +45,8 @@ export const TASK_TYPES = [
   'taskDeletion',
   'snapshotCreation',
   'upgradeDatabase',
+  'dsrUpdate',
+  'dsrClear',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -145,6 +148,12 @@ export interface IndexStats {
   numberOfEmbeddings: number;
   numberOfEmbeddedDocuments: number;
   fieldDistribution: Record<string, number>;
+  /** With `showInternalDatabaseSizes`: bytes of each LMDB database of the index, by name. */
+  internalDatabaseSizes?: Record<string, number>;
+}
+
+export interface StatsOptions {
+  internalDatabaseSizes?: boolean;
 }
 
 export interface GlobalStats {

@@ -12,6 +12,7 @@ import type {
   GlobalStats,
   IndexInfo,
   IndexStats,
+  StatsOptions,
   Page,
   SummarizedTask,
   Task,
@@ -32,10 +33,16 @@ export interface HttpEngine {
   createIndex(uid: string, o?: { primaryKey?: string | null } & WriteOptions): Promise<SummarizedTask>;
   updateIndex(uid: string, o: { primaryKey?: string | null; uid?: string } & WriteOptions): Promise<SummarizedTask>;
   deleteIndex(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  compactIndex(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  listSearchRules(body: unknown): unknown;
+  getSearchRule(uid: string): unknown;
+  updateSearchRule(uid: string, body: unknown, o?: WriteOptions): Promise<SummarizedTask>;
+  deleteSearchRule(uid: string, o?: WriteOptions): Promise<SummarizedTask>;
+  clearSearchRules(o?: WriteOptions): Promise<SummarizedTask>;
   swapIndexes(swaps: IndexSwap[], o?: WriteOptions): Promise<SummarizedTask>;
-  indexStats(uid: string): IndexStats;
+  indexStats(uid: string, options?: StatsOptions): IndexStats;
   listFields(uid: string, q: FieldsQuery): Page<FieldMetadata>;
-  stats(): GlobalStats;
+  stats(options?: StatsOptions): GlobalStats;
   addDocuments(
     uid: string,
     payload: DocumentPayload | Document[],

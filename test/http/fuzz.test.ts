@@ -65,12 +65,18 @@ const ROUTES: Array<[string, string]> = [
   ['DELETE', '/tasks'],
   ['GET', '/batches'],
   ['GET', '/batches/:t'],
+  ['POST', '/dynamic-search-rules'],
+  ['DELETE', '/dynamic-search-rules'],
+  ['GET', '/dynamic-search-rules/:d'],
+  ['PATCH', '/dynamic-search-rules/:d'],
+  ['DELETE', '/dynamic-search-rules/:d'],
   ['GET', '/nowhere/:i'],
 ];
 
 const PARAM_NAMES = [
   'offset', 'limit', 'fields', 'filter', 'retrieveVectors', 'ids', 'primaryKey', 'csvDelimiter', 'uids', 'batchUids',
   'statuses', 'types', 'indexUids', 'canceledBy', 'from', 'reverse', 'afterEnqueuedAt', 'beforeFinishedAt', 'q', 'sort',
+  'showInternalDatabaseSizes', 'sizeFormat',
 ];
 const FIELD_NAMES = ['uid', 'primaryKey', 'indexes', 'filter', 'limit', 'offset', 'fields', 'ids', 'stopWords', 'rankingRules', 'q'];
 

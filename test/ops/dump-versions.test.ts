@@ -374,3 +374,97 @@ test('the filter of a dumped cancelation or deletion task is read from the query
   expect(taskFilter({ types: ['indexCreation'] })).toEqual({ types: ['indexCreation'] });
   expect(taskFilter('?nothing=1')).toEqual({ uids: [] });
 });
+
+describe('dumps as real files vary', () => {
+  /** Packed as Meilisearch packs its dumps (`append_dir_all(".")`: `./metadata.json`, ...), or under a top-level folder. */
+  async function pack(name: string, files: Record<string, unknown>, topFolder?: string): Promise<string> {
+    const dir = join(root, `${name}-src`);
+    const base = topFolder ? join(dir, topFolder) : dir;
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(base, path)), { recursive: true });
+      writeFileSync(join(base, path), typeof content === 'string' ? content : JSON.stringify(content));
+    }
+    const file = join(root, `${name}.dump`);
+    await tarCreate({ gzip: true, file, cwd: dir }, topFolder ? [topFolder] : ['.']);
+    return file;
+  }
+  const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+  const at = (s: number) => `2022-10-06T12:53:${String(s).padStart(2, '0')}.131989609Z`;
+
+  function v4Files() {
+    const uuid = '0f8e0c1a-0000-4000-8000-000000000001';
+    return {
+      'metadata.json': { dbVersion: '0.25.2', indexDbSize: 107374182400, updateDbSize: 107374182400, dumpDate: at(49), dumpVersion: 'V4' },
+      'instance-uid': '9e15e977-f2ae-4761-943f-1eaf75fd736d',
+      keys: '',
+      'index_uuids/data.jsonl': jsonl([{ uid: 'movies', index_meta: { uuid, creation_task_id: 0 } }]),
+      [`indexes/${uuid}/meta.json`]: { settings: { displayedAttributes: ['*'], searchableAttributes: ['*'], filterableAttributes: [], sortableAttributes: [], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'], stopWords: [], synonyms: {}, distinctAttribute: null, typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 }, disableOnWords: [], disableOnAttributes: [] } }, primary_key: 'id' },
+      [`indexes/${uuid}/documents.jsonl`]: jsonl([{ id: 7, title: 'Kept' }]),
+      // newest first; a clear is the unit variant `"Clear"` in v4
+      'updates/data.jsonl': jsonl([
+        { id: 2, index_uid: 'movies', content: { DocumentAddition: { content_uuid: 'c0ffee00-0000-4000-8000-0000000000aa', merge_strategy: 'ReplaceDocuments', primary_key: null, documents_count: 1, allow_index_creation: true } }, events: [{ Created: at(40) }, { Batched: { timestamp: at(41), batch_id: 2 } }, { Processing: at(41) }, { Succeded: { result: { DocumentAddition: { indexed_documents: 1 } }, timestamp: at(42) } }] },
+        { id: 1, index_uid: 'movies', content: { DocumentDeletion: 'Clear' }, events: [{ Created: at(30) }, { Processing: at(31) }, { Succeded: { result: { ClearAll: { deleted_documents: 3 } }, timestamp: at(32) } }] },
+        { id: 0, index_uid: 'movies', content: { IndexCreation: { primary_key: 'id' } }, events: [{ Created: at(20) }, { Processing: at(21) }, { Succeded: { result: 'Other', timestamp: at(22) } }] },
+      ]),
+    };
+  }
+
+  test('a v4 dump packed as Meilisearch packs it, with a document clear (the unit variant), imports', async () => {
+    const file = await pack('real-v4', v4Files());
+    const db = join(root, 'real-v4-target', 'data.ms');
+    expect(await importDump(file, db)).toMatchObject({ outcome: 'imported', indexes: 1, documents: 1, tasks: 3 });
+    const engine = await Engine.open({ dbPath: db, logLevel: 'off', autoProcess: false });
+    try {
+      const clear = engine.getTask(1);
+      expect(clear).toMatchObject({ type: 'documentDeletion', status: 'succeeded', details: { deletedDocuments: 3 }, duration: 'PT1S' });
+      expect(engine.getTask(0)).toMatchObject({ type: 'indexCreation', details: { primaryKey: 'id' } });
+      expect(engine.listIndexes({}).results[0]).toMatchObject({ uid: 'movies', createdAt: at(20), updatedAt: at(42) });
+      expect(engine.getSettings('movies').typoTolerance).toMatchObject({ minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 } });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('a dump packed again under a top-level folder imports the same', async () => {
+    const file = await pack('real-v4-folder', v4Files(), '20221006-125349131');
+    const db = join(root, 'real-v4-folder-target', 'data.ms');
+    expect(await importDump(file, db)).toMatchObject({ outcome: 'imported', indexes: 1, documents: 1, tasks: 3 });
+  });
+
+  test('a v6 dump with integers past 2^53 imports, and the log names each rounded value', async () => {
+    const file = await pack('real-v6-bignum', {
+      'metadata.json': { dumpVersion: 'V6', dbVersion: '1.12.3', dumpDate: '2024-12-01T10:00:00.123456789Z' },
+      'instance_uid.uuid': '9e15e977-f2ae-4761-943f-1eaf75fd736d',
+      'keys.jsonl': '',
+      'tasks/queue.jsonl': '',
+      'indexes/stats/metadata.json': { uid: 'stats', primaryKey: 'id', createdAt: '2024-12-01T09:00:00.1Z', updatedAt: '2024-12-01T09:30:00.2Z' },
+      'indexes/stats/settings.json': { displayedAttributes: ['*'], searchableAttributes: ['*'], filterableAttributes: [], sortableAttributes: [], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'], stopWords: [], nonSeparatorTokens: [], separatorTokens: [], dictionary: [], synonyms: {}, distinctAttribute: null, proximityPrecision: 'byWord', typoTolerance: { enabled: true, minWordSizeForTypos: { oneTypo: 5, twoTypos: 9 }, disableOnWords: [], disableOnAttributes: [] }, faceting: { maxValuesPerFacet: 100, sortFacetValuesBy: { '*': 'alpha' } }, pagination: { maxTotalHits: 1000 }, embedders: {}, searchCutoffMs: null, localizedAttributes: null, facetSearch: true, prefixSearch: 'indexingTime' },
+      'indexes/stats/documents.jsonl': '{"id":1,"views":12345678901234567890,"label":"12345678901234567890 in a string"}\n{"id":2,"views":42}\n',
+    });
+    const logs: string[] = [];
+    const db = join(root, 'real-v6-bignum-target', 'data.ms');
+    expect(await importDump(file, db, { log: (m) => logs.push(m) })).toMatchObject({ outcome: 'imported', documents: 2 });
+    const warnings = logs.filter((l) => /beyond 2\^53/.test(l));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/documents\.jsonl`, line 1: the integer 12345678901234567890 /);
+  });
+
+  test('a v1 index without its `updates.jsonl` imports with no history, and says so', async () => {
+    const file = await pack('real-v1', {
+      'metadata.json': { indexes: [{ name: 'movies', uid: 'movies', createdAt: '2022-10-02T13:15:29.477512777Z', updatedAt: '2022-10-02T13:21:12.671204856Z', primaryKey: 'id' }], dbVersion: '0.20.0', dumpVersion: 'V1' },
+      'movies/settings.json': { rankingRules: ['typo', 'words', 'proximity', 'attribute', 'wordsPosition', 'exactness', 'asc(release_date)'], distinctAttribute: null, searchableAttributes: ['*'], displayedAttributes: ['*'], stopWords: [], synonyms: {}, attributesForFaceting: ['id', 'genres'] },
+      'movies/documents.jsonl': jsonl([{ id: 1, title: 'Carol', genres: ['Drama'], release_date: 1 }, { id: 2, title: 'Heat', genres: ['Crime'], _geo: { lat: 1.5, lng: 2.25 } }]),
+    });
+    const logs: string[] = [];
+    const db = join(root, 'real-v1-target', 'data.ms');
+    expect(await importDump(file, db, { log: (m) => logs.push(m) })).toMatchObject({ outcome: 'imported', indexes: 1, documents: 2, tasks: 0 });
+    expect(logs.some((l) => /movies\/updates\.jsonl` is missing/.test(l))).toBe(true);
+    const engine = await Engine.open({ dbPath: db, logLevel: 'off', autoProcess: false });
+    try {
+      expect(engine.getSettings('movies')).toMatchObject({ rankingRules: ['typo', 'words', 'proximity', 'attribute', 'exactness', 'release_date:asc'], filterableAttributes: ['id', 'genres'] });
+      expect(engine.getDocument('movies', '2')).toMatchObject({ _geo: { lat: 1.5, lng: 2.25 } });
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -61,6 +61,10 @@ export const ACTIONS = [
   'webhooks.delete',
   'webhooks.create',
   'webhooks.*',
+  'dynamicSearchRules.*',
+  'dynamicSearchRules.get',
+  'dynamicSearchRules.update',
+  'dynamicSearchRules.delete',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];
@@ -95,6 +99,7 @@ const READ_ACTIONS: ReadonlySet<Action> = new Set<Action>([
   'chats.get',
   'chatsSettings.get',
   'webhooks.get',
+  'dynamicSearchRules.get',
 ]);
 
 export function isReadAction(action: Action): boolean {

@@ -63,13 +63,10 @@ export class Index {
     return { uid: this.uid, primaryKey: meta.primaryKey, createdAt: meta.createdAt, updatedAt: meta.updatedAt };
   }
 
-  stats(isIndexing: boolean): IndexStats {
+  stats(isIndexing: boolean, options: { internalDatabaseSizes?: boolean } = {}): IndexStats {
     const numberOfDocuments = this.store.documentCount;
-    const stat = this.store.env.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
-    const documentsStats = this.store.documents.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
-    const pages = (s: typeof stat) => ((s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0)) * (s.pageSize ?? 4096);
-    const rawDocumentDbSize = pages(documentsStats);
-    void stat;
+    const sizes = this.store.databaseSizes();
+    const rawDocumentDbSize = sizes.documents ?? 0;
     const embeddings = (this.store.main.get('embeddingStats') as { numberOfEmbeddings: number; numberOfEmbeddedDocuments: number } | undefined) ?? {
       numberOfEmbeddings: 0,
       numberOfEmbeddedDocuments: 0,
@@ -82,6 +79,7 @@ export class Index {
       numberOfEmbeddings: embeddings.numberOfEmbeddings,
       numberOfEmbeddedDocuments: embeddings.numberOfEmbeddedDocuments,
       fieldDistribution: this.store.fieldDistribution,
+      ...(options.internalDatabaseSizes ? { internalDatabaseSizes: sizes } : {}),
     };
   }
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { environmentBytes, writeCompactedCopy, type CompactionOptions } from './compaction.js';
 import { SearchError } from '../errors.js';
 import type { FeatureStore } from '../experimental-features.js';
 import type { TaskStore } from '../tasks/store.js';
@@ -105,6 +106,33 @@ export class IndexRegistry {
     this.opened.delete(uuid);
     if (index) await index.close();
     rmSync(join(this.indexesDir, uuid), { recursive: true, force: true });
+  }
+
+  /**
+   * Compact an index's environment (write thread only): a compacted copy in a new directory,
+   * then the uid points at it (one task-store write) and the old directory goes. Returns the
+   * data file's bytes on disk before and after.
+   */
+  async compact(uid: string, options: CompactionOptions = {}): Promise<{ before: number; after: number }> {
+    const uuid = this.tasks.indexUuid(uid);
+    if (!uuid) throw indexNotFound(uid);
+    const index = this.get(uid);
+    const oldDir = join(this.indexesDir, uuid);
+    const before = environmentBytes(oldDir);
+    const newUuid = randomUUID();
+    const newDir = join(this.indexesDir, newUuid);
+    try {
+      await writeCompactedCopy(index.store, newDir, options);
+    } catch (error) {
+      rmSync(newDir, { recursive: true, force: true });
+      throw error;
+    }
+    const mapping = (this.tasks.indexMapping.get(uid) as Record<string, unknown> | undefined) ?? {};
+    this.tasks.write(() => this.tasks.indexMapping.putSync(uid, { ...mapping, uuid: newUuid }));
+    this.opened.delete(uuid);
+    await index.close();
+    rmSync(oldDir, { recursive: true, force: true });
+    return { before, after: environmentBytes(newDir) };
   }
 
   /** Swap the environments behind two index uids (call inside a task-store write). */

@@ -74,6 +74,17 @@ export function appendPut<K extends string | number>(db: Database<any, K>, key: 
   if (!(db.putSync(key, value, APPEND) as unknown as boolean)) db.putSync(key, value);
 }
 
+interface LmdbStat {
+  pageSize?: number;
+  treeBranchPageCount?: number;
+  treeLeafPageCount?: number;
+  overflowPages?: number;
+}
+
+function pageBytes(s: LmdbStat): number {
+  return ((s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0)) * (s.pageSize ?? 4096);
+}
+
 export interface IndexMeta {
   primaryKey: string | null;
   createdAt: string;
@@ -88,6 +99,17 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** How every index environment is opened (the compacted copy of one too, see compaction.ts). */
+export function openIndexEnvironment(path: string): RootDatabase {
+  return open({ path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES });
+}
+
+/** The options of a named database that LMDB stores with it (its key order and duplicates). */
+export interface DatabaseFlags {
+  keyEncoding?: 'uint32' | 'binary' | 'ordered-binary';
+  dupSort?: boolean;
+}
+
 export class IndexStore {
   readonly env: RootDatabase;
   readonly main: Database<any, string>;
@@ -96,7 +118,7 @@ export class IndexStore {
   private docidsCache: Bitmap | null = null;
 
   constructor(readonly path: string) {
-    this.env = open({ path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES });
+    this.env = openIndexEnvironment(path);
     this.main = this.env.openDB({ name: 'main', encoding: 'msgpack' });
     this.documents = this.env.openDB({
       name: 'documents',
@@ -104,6 +126,7 @@ export class IndexStore {
       sharedStructuresKey: Symbol.for('structures'),
     });
     this.externalIds = this.env.openDB({ name: 'external-ids', encoding: 'msgpack' });
+    this.databases.set('main', this.main).set('documents', this.documents).set('external-ids', this.externalIds);
     // The kernel names a mapping by its resolved path.
     this.dataFile = realpathSync(join(path, 'data.mdb'));
     this.stopReleasingPages = watchFilePages(this.dataFile);
@@ -128,7 +151,45 @@ export class IndexStore {
     name: string,
     options: { keyEncoding?: 'uint32' | 'binary' | 'ordered-binary'; encoding?: 'msgpack' | 'json' | 'string' | 'binary' | 'ordered-binary'; dupSort?: boolean } = {},
   ): Database<V, K> {
-    return this.env.openDB({ name, ...options }) as unknown as Database<V, K>;
+    const db = this.env.openDB({ name, ...options }) as unknown as Database<V, K>;
+    if (!this.databases.has(name)) {
+      this.databases.set(name, db as unknown as Database);
+      this.flags.set(name, { keyEncoding: options.keyEncoding, dupSort: options.dupSort });
+    }
+    return db;
+  }
+
+  private readonly flags = new Map<string, DatabaseFlags>([['main', {}], ['documents', {}], ['external-ids', {}]]);
+
+  /** The flags a named database was opened with here; undefined for one this store never opened. */
+  databaseFlags(name: string): DatabaseFlags | undefined {
+    return this.flags.get(name);
+  }
+
+  /** Every named database this store opened, by name (for their sizes). */
+  private readonly databases = new Map<string, Database>();
+
+  /**
+   * Bytes of pages each named database of the environment occupies (branch, leaf and overflow
+   * pages, from LMDB's own counts): `internalDatabaseSizes` of the index stats.
+   */
+  databaseSizes(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [name, db] of [...this.databases].sort(([a], [b]) => a.localeCompare(b))) out[name] = pageBytes(db.getStats() as LmdbStat);
+    return out;
+  }
+
+  /**
+   * Bytes of the data file holding live pages: every named database, the root and free-list
+   * trees and the two meta pages. The rest of the file is pages LMDB freed and will reuse
+   * (`usedDatabaseSize` leaves them out; a compaction gives them back to the filesystem).
+   */
+  usedBytes(): number {
+    const env = this.env.getStats() as LmdbStat & { root?: LmdbStat; free?: LmdbStat };
+    const pageSize = env.pageSize ?? 4096;
+    let total = 2 * pageSize + pageBytes(env.root ?? env) + (env.free ? pageBytes(env.free) : 0);
+    for (const bytes of Object.values(this.databaseSizes())) total += bytes;
+    return total;
   }
 
   /**

@@ -29,7 +29,7 @@ import { vectorsExtension, type VectorsExtension } from '../vector/extension.js'
 import type { RuleDetail } from './ranking/score.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, type SearchParams } from './params.js';
-import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type SearchResponse } from './search.js';
+import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type SearchOptions, type SearchResponse } from './search.js';
 import { computeFacets, distinctFilter } from './seams.js';
 import { NO_TRACE, PerformanceTrace } from './performance.js';
 
@@ -346,15 +346,19 @@ export type HybridSearchResponse = SearchResponse & { semanticHitCount?: number 
  * `hybrid` nor `vector`, otherwise the hybrid flow with hits formatted like keyword hits
  * (highlighting uses the query words), facets over the merged candidates and `semanticHitCount`.
  */
-/** `serialized`: the response will only be turned into JSON (see presentHit). */
-export async function searchWithVectors(index: Index, body: unknown, extension: VectorsExtension = vectorsExtension, serialized = false): Promise<HybridSearchResponse> {
+export async function searchWithVectors(
+  index: Index,
+  body: unknown,
+  extension: VectorsExtension = vectorsExtension,
+  options: SearchOptions = {},
+): Promise<HybridSearchResponse> {
   const started = performance.now();
   const params = parseSearchParams(body);
   const settings = index.settings;
   const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, settings);
-  if (!semantic) return search(index, body, serialized);
+  if (!semantic) return search(index, body, options);
   // keyword only: exactly the keyword response (its counts honour the threshold), nothing embedded
-  if (semantic.semanticRatio === 0) return { ...search(index, body, serialized), semanticHitCount: 0 };
+  if (semantic.semanticRatio === 0) return { ...search(index, body, options), semanticHitCount: 0 };
 
   const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
@@ -381,7 +385,7 @@ export async function searchWithVectors(index: Index, body: unknown, extension: 
     keyword,
     extension,
   );
-  const hits = trace.stage('format', () => result.hits.map((h) => presentHit(index, h, params, terms, serialized)));
+  const hits = trace.stage('format', () => result.hits.map((h) => presentHit(index, h, params, terms, options.serialized === true)));
   const response: HybridSearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
   setPaginationFields(response, paging, params, Math.min(result.candidates.size, settings.pagination.maxTotalHits));
   if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));

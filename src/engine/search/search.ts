@@ -6,6 +6,7 @@
 import roaring from 'roaring';
 import { SearchError } from '../errors.js';
 import type { Index } from '../index/index.js';
+import { placePins } from '../search-rules/rules.js';
 import type { Bitmap } from '../index/store.js';
 import type { Settings } from '../settings/types.js';
 import type { Document } from '../types.js';
@@ -64,19 +65,39 @@ export interface KeywordResult {
   degraded: boolean;
 }
 
-/** `serialized`: the response will only be turned into JSON (see presentHit). */
-export function search(index: Index, body: unknown, serialized = false): SearchResponse {
+/** The documents dynamic search rules pin for this search (see search-rules/rules.ts). */
+export type PinResolver = (index: Index, q: string) => Array<{ id: string; position: number }>;
+
+export interface SearchOptions {
+  /** Dynamic search rules' pins (see search-rules/rules.ts). */
+  pins?: PinResolver;
+  /** The response will only be turned into JSON (see presentHit). */
+  serialized?: boolean;
+}
+
+export function search(index: Index, body: unknown, options: SearchOptions = {}): SearchResponse {
   const started = performance.now();
   const params = parseSearchParams(body);
   const settings = index.settings;
   const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
-  const result = keywordSearch(index, params, paging.want, trace);
+  const pins = options.pins ? trace.stage('dynamic search rules', () => pinnedHits(index, params, options.pins!)) : [];
+  const result = keywordSearch(index, params, paging.want + pins.length, trace);
+  let ranked = result.hits;
+  let total = result.totalHits;
+  if (pins.length > 0) {
+    const pinned = new Set(pins.map((p) => p.hit.docid));
+    ranked = placePins(
+      ranked.filter((h) => !pinned.has(h.docid)),
+      pins,
+    );
+    total += pins.filter((p) => !result.candidates.has(p.hit.docid)).length;
+  }
   const hits = trace.stage('format', () =>
-    result.hits.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms, serialized)),
+    ranked.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms, options.serialized === true)),
   );
   const response: SearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
-  setPaginationFields(response, paging, params, Math.min(result.totalHits, settings.pagination.maxTotalHits));
+  setPaginationFields(response, paging, params, Math.min(total, settings.pagination.maxTotalHits));
   if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));
   const elapsed = performance.now() - started;
   response.processingTimeMs = Math.round(elapsed);
@@ -85,6 +106,24 @@ export function search(index: Index, body: unknown, serialized = false): SearchR
     response.performanceDetails = trace.details();
   }
   return response;
+}
+
+/**
+ * The pinned documents of this search, as ranked hits: a pinned document must exist in the index
+ * and pass the search's filter (pinning never shows what a filter or a tenant token hides);
+ * it need not match the query words.
+ */
+function pinnedHits(index: Index, params: SearchParams, resolve: PinResolver): Array<{ hit: RankedHit; position: number }> {
+  const pins = resolve(index, params.q ?? '');
+  if (pins.length === 0) return [];
+  const universe = params.filter !== null ? filterDocids(index, params.filter) : index.store.docids();
+  const out: Array<{ hit: RankedHit; position: number }> = [];
+  for (const pin of pins) {
+    const docid = index.store.docidOf(pin.id);
+    if (docid === undefined || !universe.has(docid)) continue;
+    out.push({ hit: { docid, score: 1, details: [] }, position: pin.position });
+  }
+  return out;
 }
 
 export interface Paging {

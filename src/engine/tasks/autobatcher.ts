@@ -30,6 +30,8 @@ function batchKindOf(type: TaskType): BatchKind {
       return 'deletion';
     case 'dumpCreation':
     case 'snapshotCreation':
+    case 'dsrUpdate':
+    case 'dsrClear':
       return 'operation';
     case 'documentAdditionOrUpdate':
     case 'documentDeletion':
@@ -47,7 +49,7 @@ const PRIORITY_TYPES: ReadonlyArray<[BatchKind, TaskType[]]> = [
   ['upgrade', ['upgradeDatabase']],
   ['cancelation', ['taskCancelation']],
   ['deletion', ['taskDeletion']],
-  ['operation', ['dumpCreation', 'snapshotCreation']],
+  ['operation', ['dumpCreation', 'snapshotCreation', 'dsrUpdate', 'dsrClear']],
 ];
 
 /**

@@ -26,10 +26,14 @@ export type TaskPayload =
   | { kind: 'indexCreation'; primaryKey: string | null }
   | { kind: 'indexUpdate'; primaryKey: string | null | undefined; /** Rename the index to this uid. */ newIndexUid?: string }
   | { kind: 'indexDeletion' }
+  | { kind: 'indexCompaction' }
   | { kind: 'indexSwap'; swaps: Array<{ indexes: [string, string]; rename?: boolean }> }
   | { kind: 'taskCancelation'; filter: SerializedTaskFilter }
   | { kind: 'taskDeletion'; filter: SerializedTaskFilter }
-  | { kind: 'operation'; options?: Record<string, unknown> };
+  | { kind: 'operation'; options?: Record<string, unknown> }
+  /** A dynamic search rule created or updated (`update`), or deleted (`update: null`). */
+  | { kind: 'dsrUpdate'; ruleUid: string; update: Record<string, unknown> | null }
+  | { kind: 'dsrClear' };
 
 /** TaskFilter with dates as ISO strings, so it survives msgpack round trips unchanged. */
 export type SerializedTaskFilter = Omit<

@@ -9,6 +9,7 @@ import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
 import { renderTemplateRoutes } from './render-template.js';
 import { searchRoutes } from './search.js';
+import { searchRuleRoutes } from './search-rules.js';
 import { settingsRoutes } from './settings.js';
 import { statsRoutes } from './stats.js';
 import { taskRoutes } from './tasks.js';
@@ -27,4 +28,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   batchRoutes,
   experimentalFeatureRoutes,
   fieldRoutes,
+  searchRuleRoutes,
 ];

@@ -100,6 +100,15 @@ export function indexRoutes(app: FastifyInstance, engine: HttpEngine): void {
       return accepted(reply, await engine.deleteIndex(indexUid, writeOptions(query)));
     },
   });
+  addRoute(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/compact',
+    action: 'indexes.compact',
+    handler: async ({ reply, query, indexUid }) => {
+      checkKnownParams(query, ['customMetadata']);
+      return accepted(reply, await engine.compactIndex(indexUid, writeOptions(query)));
+    },
+  });
 
   addRoute(app, {
     method: 'POST',

@@ -35,6 +35,8 @@ export interface DumpContents {
   webhooks(): Promise<DumpWebhooks>;
   /** The instance's experimental flags, `{}` when the dump has none. */
   experimentalFeatures(): Promise<Record<string, unknown>>;
+  /** The dynamic search rules (our dumps; none in Meilisearch's so far). */
+  searchRules(): AsyncGenerator<Record<string, unknown>>;
 }
 
 /** Reads the files of one extracted dump: names relative to its root, failures as `invalid_dump`. */

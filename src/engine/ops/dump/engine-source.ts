@@ -27,6 +27,7 @@ export function engineDumpSource(engine: Engine, options: EngineDumpOptions): Du
     batches: () => batches(engine),
     indexes: () => indexes(engine),
     experimentalFeatures: () => ({ ...engine.features.runtime() }),
+    searchRules: () => engine.searchRules.all(),
     webhooks: () => {
       const webhooks: Record<string, { url: string; headers: Record<string, string> }> = {};
       if (options.auth) for (const { key, value } of options.auth.webhooks.getRange()) webhooks[key] = { url: value.url, headers: value.headers ?? {} };
@@ -121,9 +122,14 @@ export function dumpKind(record: TaskRecord): DumpKind {
     case 'indexUpdate':
       return typeToKind(record.type, { primary_key: p.primaryKey ?? null, ...(p.newIndexUid !== undefined ? { new_index_uid: p.newIndexUid } : {}) });
     case 'indexDeletion':
+    case 'indexCompaction':
       return typeToKind(record.type);
     case 'indexSwap':
       return typeToKind(record.type, { swaps: p.swaps });
+    case 'dsrUpdate':
+      return typeToKind(record.type, p.update === null ? { Deletion: p.ruleUid } : { CreateOrUpdate: { rule_id: p.ruleUid, update: p.update } });
+    case 'dsrClear':
+      return typeToKind(record.type);
     case 'taskCancelation':
     case 'taskDeletion':
       return typeToKind(record.type, { query: p.filter, tasks: [] });

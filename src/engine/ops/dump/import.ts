@@ -29,6 +29,7 @@ import { isAction } from '../../auth/actions.js';
 import { JsonlWriter } from './jsonl.js';
 import { fromDumpDetails, kindName, kindToType, type DumpTask } from './layout.js';
 import { DumpReader } from './reader.js';
+import type { DynamicSearchRule } from '../../search-rules/rules.js';
 import { importedSettings } from './settings.js';
 import { documentsPayload, payloadOf } from './task-payload.js';
 import type { ImportFlagNames } from '../snapshot/snapshot.js';
@@ -82,6 +83,9 @@ export async function importDump(file: string, dbPath: string, options: DumpImpo
     await importBatches(engine, reader);
     await importAuth(auth, reader, log);
     engine.features.replace(await reader.experimentalFeatures());
+    const rules: DynamicSearchRule[] = [];
+    for await (const rule of reader.searchRules()) rules.push(rule as unknown as DynamicSearchRule);
+    if (rules.length > 0) engine.searchRules.replace(rules);
     log(`dump imported: ${indexes} index(es), ${documents} document(s), ${tasks} task(s)`);
     await auth.close();
     auth = null;

@@ -48,8 +48,15 @@ export async function writeJsonl(path: string, values: AsyncIterable<unknown> | 
   return writer.count;
 }
 
-/** Parse `path` line by line; a bad line fails with its file and line number. */
-export async function* readJsonl<T = unknown>(path: string, label = path): AsyncGenerator<T> {
+/** An integer literal of 16 digits or more: past 2^53 a JavaScript number cannot hold it exactly. */
+const LONG_INTEGER = /(?:^|[:,[\s])(-?\d{16,})(?=\s*[,\]}])/g;
+
+/**
+ * Parse `path` line by line; a bad line fails with its file and line number. Integers that
+ * JSON.parse cannot hold exactly (Meilisearch keeps them as u64/i64) are reported through
+ * `onUnsafeInteger`, with their digits, since the value read is rounded.
+ */
+export async function* readJsonl<T = unknown>(path: string, label = path, onUnsafeInteger?: (line: number, digits: string) => void): AsyncGenerator<T> {
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   let lineNo = 0;
   for await (const line of lines) {
@@ -61,6 +68,8 @@ export async function* readJsonl<T = unknown>(path: string, label = path): Async
     } catch (error) {
       throw new Error(`${label}, line ${lineNo}: invalid JSON (${(error as Error).message})`);
     }
+    if (onUnsafeInteger && /\d{16}/.test(line))
+      for (const [, digits] of line.matchAll(LONG_INTEGER)) if (!Number.isSafeInteger(Number(digits))) onUnsafeInteger(lineNo, digits!);
     yield value;
   }
 }

@@ -34,6 +34,8 @@ export const FILES = {
   indexesDir: 'indexes',
   webhooks: 'webhooks.json',
   experimentalFeatures: 'experimental-features.json',
+  /** Ours: the dynamic search rules, one per line (Meilisearch keeps them out of its dumps so far). */
+  searchRules: 'dynamic-search-rules.jsonl',
 } as const;
 
 export const INDEX_FILES = {
@@ -122,6 +124,8 @@ export interface DumpSource {
   webhooks(): DumpWebhooks | Promise<DumpWebhooks>;
   /** The experimental flags (camelCase, as the reference writes them); absent: none written. */
   experimentalFeatures?(): Record<string, boolean>;
+  /** The dynamic search rules; absent: none written. */
+  searchRules?(): unknown[];
 }
 
 /** Kind names (Meilisearch's dump enum) -> public task types. */
@@ -136,11 +140,14 @@ const KIND_TO_TYPE: Record<string, TaskType> = {
   indexCreation: 'indexCreation',
   indexUpdate: 'indexUpdate',
   indexSwap: 'indexSwap',
+  indexCompaction: 'indexCompaction',
   taskCancelation: 'taskCancelation',
   tasksDeletion: 'taskDeletion',
   dumpCreation: 'dumpCreation',
   snapshotCreation: 'snapshotCreation',
   upgradeDatabase: 'upgradeDatabase',
+  dsrUpdate: 'dsrUpdate',
+  dsrClear: 'dsrClear',
 };
 
 /** Public task types -> the kind name used when the content is not known more precisely. */
@@ -153,14 +160,17 @@ const TYPE_TO_KIND: Record<TaskType, string> = {
   indexCreation: 'indexCreation',
   indexUpdate: 'indexUpdate',
   indexSwap: 'indexSwap',
+  indexCompaction: 'indexCompaction',
   taskCancelation: 'taskCancelation',
   taskDeletion: 'tasksDeletion',
   dumpCreation: 'dumpCreation',
   snapshotCreation: 'snapshotCreation',
   upgradeDatabase: 'upgradeDatabase',
+  dsrUpdate: 'dsrUpdate',
+  dsrClear: 'dsrClear',
 };
 
-const UNIT_KINDS = new Set(['documentClear', 'indexDeletion', 'snapshotCreation']);
+const UNIT_KINDS = new Set(['documentClear', 'indexDeletion', 'indexCompaction', 'snapshotCreation', 'dsrClear']);
 
 export function kindName(kind: DumpKind): string {
   if (typeof kind === 'string') return kind;
@@ -224,6 +234,8 @@ function detailsVariant(type: TaskType, details: Record<string, unknown>): strin
       return 'IndexInfo';
     case 'indexSwap':
       return 'IndexSwap';
+    case 'indexCompaction':
+      return 'IndexCompaction';
     case 'taskCancelation':
       return 'TaskCancelation';
     case 'taskDeletion':

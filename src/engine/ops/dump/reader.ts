@@ -43,8 +43,9 @@ export class DumpReader {
     if (!existsSync(file)) throw invalidDump(file, 'the file does not exist');
     const dir = await mkdtemp(join(options.workDir ?? tmpdir(), 'search-dump-'));
     try {
-      await extractArchive(file, dir);
-      const files = dumpFiles(file, dir, options.log ?? (() => {}));
+      const log = options.log ?? (() => {});
+      await extractArchive(file, dir, log);
+      const files = dumpFiles(file, await dumpRoot(file, dir), log);
       const raw = await files.json<Record<string, unknown>>(FILES.metadata);
       const version = raw.dumpVersion as DumpVersion;
       if (!DUMP_VERSIONS.includes(version))
@@ -92,6 +93,10 @@ export class DumpReader {
     return this.contents.indexes();
   }
 
+  searchRules(): AsyncGenerator<Record<string, unknown>> {
+    return this.contents.searchRules();
+  }
+
   async close(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
   }
@@ -119,7 +124,9 @@ function dumpFiles(file: string, dir: string, log: (message: string) => void): D
     async *lines<T>(name: string): AsyncGenerator<T> {
       if (!existsSync(join(dir, name))) throw fail(`\`${name}\` is missing`);
       try {
-        yield* readJsonl<T>(join(dir, name), name);
+        yield* readJsonl<T>(join(dir, name), name, (line, digits) =>
+          log(`dump: WARNING \`${name}\`, line ${line}: the integer ${digits} is beyond 2^53 and is imported rounded to ${Number(digits)} (a document id this large should be a string)`),
+        );
       } catch (error) {
         throw fail((error as Error).message, error);
       }
@@ -143,15 +150,44 @@ async function removeDir(dir: string): Promise<void> {
   }
 }
 
-async function extractArchive(file: string, dir: string): Promise<void> {
+/**
+ * Warnings of the tar parser that mean the archive is damaged. Others (an entry type or a header
+ * field this parser does not know, which archives written by other tar libraries may hold) are
+ * logged and the entry skipped: the layout check that follows says whether what matters is there.
+ */
+const FATAL_TAR_WARNINGS = new Set(['TAR_BAD_ARCHIVE', 'TAR_ABORT', 'TAR_ENTRY_ERROR', 'Z_DATA_ERROR', 'Z_BUF_ERROR', 'ZLIB_ERROR']);
+
+async function extractArchive(file: string, dir: string, log: (message: string) => void): Promise<void> {
+  let fatal: Error | null = null;
   try {
-    await tarExtract({ file, cwd: dir, strict: true });
+    await tarExtract({
+      file,
+      cwd: dir,
+      onwarn: (code: string, message: string | Error) => {
+        const text = typeof message === 'string' ? message : message.message;
+        if (FATAL_TAR_WARNINGS.has(code) || /unexpected end|truncated/i.test(text)) fatal ??= new Error(`${code}: ${text}`);
+        else log(`dump: archive entry skipped (${code}: ${text})`);
+      },
+    });
+    if (fatal) throw fatal;
   } catch (error) {
     const message = (error as Error).message;
-    const hint = /unexpected end|truncated|TAR_BAD_ARCHIVE|incorrect header|invalid/i.test(message)
+    const hint = /unexpected end|truncated|TAR_BAD_ARCHIVE|TAR_ABORT|incorrect header|invalid|Z_/i.test(message)
       ? 'the archive is corrupt or truncated'
       : 'the archive cannot be read';
     throw invalidDump(file, `${hint} (${message})`, error);
   }
-  if (!existsSync(join(dir, FILES.metadata))) throw invalidDump(file, `the archive has no \`${FILES.metadata}\`; is it a dump?`);
+}
+
+/**
+ * The directory holding `metadata.json`: the root, as Meilisearch writes its dumps, or the one
+ * folder at the root when the archive was packed again with a top-level folder.
+ */
+async function dumpRoot(file: string, dir: string): Promise<string> {
+  if (existsSync(join(dir, FILES.metadata))) return dir;
+  // leave out what archivers add beside the folder (macOS resource forks)
+  const entries = (await readdir(dir, { withFileTypes: true })).filter((e) => !e.name.startsWith('._') && e.name !== '__MACOSX');
+  const folders = entries.filter((e) => e.isDirectory());
+  if (entries.length === 1 && folders.length === 1 && existsSync(join(dir, folders[0]!.name, FILES.metadata))) return join(dir, folders[0]!.name);
+  throw invalidDump(file, `the archive has no \`${FILES.metadata}\`; is it a dump?`);
 }

@@ -45,12 +45,21 @@ export function payloadOf(task: DumpTask): TaskPayload {
       return { kind: 'indexUpdate', primaryKey: (c.primary_key as string | null) ?? null };
     case 'indexDeletion':
       return { kind: 'indexDeletion' };
+    case 'indexCompaction':
+      return { kind: 'indexCompaction' };
     case 'indexSwap':
       return { kind: 'indexSwap', swaps: (c.swaps as Array<{ indexes: [string, string] }>) ?? [] };
     case 'taskCancelation':
       return { kind: 'taskCancelation', filter: taskFilter(c.query) };
     case 'tasksDeletion':
       return { kind: 'taskDeletion', filter: taskFilter(c.query) };
+    case 'dsrUpdate': {
+      const deletion = c.Deletion;
+      const update = c.CreateOrUpdate as { rule_id?: string; update?: Record<string, unknown> } | undefined;
+      return typeof deletion === 'string' ? { kind: 'dsrUpdate', ruleUid: deletion, update: null } : { kind: 'dsrUpdate', ruleUid: String(update?.rule_id ?? ''), update: update?.update ?? {} };
+    }
+    case 'dsrClear':
+      return { kind: 'dsrClear' };
     case 'upgradeDatabase':
       return { kind: 'operation', options: { from: Array.isArray(c.from) ? c.from.join('.') : undefined } };
     default:

@@ -32,6 +32,7 @@ export async function openV6(files: DumpFiles, metadata: DumpMetadata): Promise<
     batches: () => batches(files),
     webhooks: () => webhooks(files),
     experimentalFeatures: async () => features as Record<string, unknown>,
+    searchRules: () => searchRules(files),
     indexes: () => indexes(files, uids),
   };
 }
@@ -46,6 +47,10 @@ async function* tasks(files: DumpFiles): AsyncGenerator<DumpTaskReader> {
 /** Batches were added to the layout in Meilisearch 1.13; older v6 dumps have none. */
 async function* batches(files: DumpFiles): AsyncGenerator<Batch> {
   if (files.exists(FILES.batchesQueue)) yield* files.lines<Batch>(FILES.batchesQueue);
+}
+
+async function* searchRules(files: DumpFiles): AsyncGenerator<Record<string, unknown>> {
+  if (files.exists(FILES.searchRules)) yield* files.lines<Record<string, unknown>>(FILES.searchRules);
 }
 
 async function webhooks(files: DumpFiles): Promise<DumpWebhooks> {

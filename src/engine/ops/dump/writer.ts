@@ -52,6 +52,7 @@ export async function writeDump(source: DumpSource, file: string, options: DumpW
     progress({ step: 'archive' });
     const entries: string[] = [FILES.metadata, FILES.instanceUid, FILES.keys, FILES.tasksDir, FILES.batchesDir, FILES.indexesDir, FILES.webhooks];
     if (source.experimentalFeatures) entries.push(FILES.experimentalFeatures);
+    if (source.searchRules) entries.push(FILES.searchRules);
     await tarCreate({ gzip: true, file: partial, cwd: work, portable: true }, entries);
     await rename(partial, file);
     const bytes = (await stat(file)).size;
@@ -118,5 +119,6 @@ async function writeTree(source: DumpSource, dir: string, progress: (p: DumpProg
   progress({ step: 'webhooks' });
   await writeFile(join(dir, FILES.webhooks), JSON.stringify(await source.webhooks()));
   if (source.experimentalFeatures) await writeFile(join(dir, FILES.experimentalFeatures), JSON.stringify(source.experimentalFeatures()));
+  if (source.searchRules) await writeFile(join(dir, FILES.searchRules), source.searchRules().map((rule) => `${JSON.stringify(rule)}\n`).join(''));
   return { indexes, documents, tasks: queue.count, keys };
 }

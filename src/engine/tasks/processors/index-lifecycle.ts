@@ -1,4 +1,5 @@
-/** Index creation, update (primary key), deletion and swap: one task per batch. */
+/** Index creation, update (primary key), deletion, compaction and swap: one task per batch. */
+import { humanSize } from '../../wire/size.js';
 import { preciseNow } from '../../wire/timestamp.js';
 import { SearchError } from '../../errors.js';
 import { indexNotFound } from '../../index/registry.js';
@@ -56,6 +57,10 @@ async function run(ctx: BatchContext, task: TaskRecord): Promise<Record<string, 
       const deletedDocuments = ctx.registry.get(uid!).store.documentCount;
       await ctx.registry.delete(uid!);
       return { deletedDocuments };
+    }
+    case 'indexCompaction': {
+      const { before, after } = await ctx.registry.compact(uid!);
+      return { preCompactionSize: humanSize(before), postCompactionSize: humanSize(after) };
     }
     case 'indexSwap': {
       checkSwaps(ctx, payload.swaps);

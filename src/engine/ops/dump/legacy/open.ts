@@ -2,10 +2,10 @@
  * Dumps written by Meilisearch before v6 (0.20 to 0.29): which reader reads which version.
  *
  *   v1  0.20 and older   one folder per index at the root, `updates.jsonl` per index
- *   v2  0.21 - 0.24      `index_uuids/`, `indexes/index-<uuid>/`, `updates/data.jsonl`
- *   v3  0.25             the same, `indexes/<uuid>/`, update files as JSON lines
- *   v4  0.26 - 0.27      tasks instead of updates, API keys, instance uid
- *   v5  0.28 - 0.29      tasks name their index inside their content; dump tasks
+ *   v2  0.21 - 0.22      `index_uuids/`, `indexes/index-<uuid>/`, `updates/data.jsonl`
+ *   v3  0.23 - 0.24      the same, `indexes/<uuid>/`, update files as JSON lines
+ *   v4  0.25 - 0.27      tasks instead of updates, API keys, instance uid
+ *   v5  0.28 - 0.30      tasks name their index inside their content; dump tasks
  *
  * None of them has batches or webhooks.
  */
@@ -24,11 +24,14 @@ export async function openLegacy(files: DumpFiles, version: Exclude<DumpVersion,
     batches: noBatches,
     webhooks: async () => ({ webhooks: {} }),
     experimentalFeatures: async () => ({}),
+    searchRules: noRules,
     ...parts,
   };
 }
 
 async function* noBatches(): AsyncGenerator<Batch> {}
+
+async function* noRules(): AsyncGenerator<Record<string, unknown>> {}
 
 /** What each legacy reader provides; the rest is the same for all. */
 export type LegacyParts = Pick<DumpContents, 'instanceUid' | 'indexes' | 'tasks' | 'keys'>;

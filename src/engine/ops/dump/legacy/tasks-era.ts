@@ -1,5 +1,5 @@
 /**
- * Dumps v4 (Meilisearch 0.26 - 0.27) and v5 (0.28 - 0.29): one task queue, API keys.
+ * Dumps v4 (Meilisearch 0.25 - 0.27) and v5 (0.28 - 0.30): one task queue, API keys.
  *
  *   metadata.json                  {dbVersion, indexDbSize, updateDbSize, dumpDate, dumpVersion}
  *   instance-uid                   the instance uid, plain text

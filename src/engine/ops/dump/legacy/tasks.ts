@@ -267,8 +267,8 @@ export function v4v5Task(raw: Json): LegacyTask {
       };
       break;
     case 'DocumentDeletion': {
-      // v4: the deletion is the content itself; v5: under `deletion`
-      const [kind, ids] = variant('deletion' in c ? c.deletion : body);
+      // v4: the deletion is the content itself (`"Clear"` or `{"Ids": [...]}`); v5: under `deletion`
+      const [kind, ids] = variant(typeof body === 'object' && body !== null && 'deletion' in body ? (body as Json).deletion : body);
       content = kind === 'Ids' ? { type: 'documentDeletion', ids: ids as string[] } : { type: 'clear' };
       break;
     }

@@ -1,5 +1,5 @@
 /**
- * Dumps v2 (Meilisearch 0.21 - 0.24) and v3 (0.25): indexes known by uuid, one update queue.
+ * Dumps v2 (Meilisearch 0.21 - 0.22) and v3 (0.23 - 0.24): indexes known by uuid, one update queue.
  *
  *   metadata.json                       {dbVersion, indexDbSize, updateDbSize, dumpDate, dumpVersion}
  *   index_uuids/data.jsonl              {uid, uuid} per index

@@ -26,7 +26,7 @@ export async function openV1(files: DumpFiles, metadata: Record<string, unknown>
   if (!Array.isArray(metadata.indexes)) throw files.fail('`metadata.json` of a dump v1 lists no `indexes`');
   const indexes = metadata.indexes as V1Index[];
   for (const index of indexes)
-    for (const name of ['documents.jsonl', 'settings.json', 'updates.jsonl'])
+    for (const name of ['documents.jsonl', 'settings.json'])
       if (!files.exists(`${index.uid}/${name}`)) throw files.fail(`\`${index.uid}/${name}\` is missing`);
   // read the settings now: a dump the reference would refuse fails before anything is written
   const settings = new Map<string, Record<string, unknown>>();
@@ -50,6 +50,11 @@ export async function openV1(files: DumpFiles, metadata: Record<string, unknown>
   async function* tasks(): AsyncGenerator<DumpTaskReader> {
     let id = 0;
     for (const [position, index] of indexes.entries()) {
+      // an index's history is optional: without it the index imports with no tasks
+      if (!files.exists(`${index.uid}/updates.jsonl`)) {
+        files.warn(`\`${index.uid}/updates.jsonl\` is missing: the index is imported without its update history`);
+        continue;
+      }
       for await (const raw of files.lines<Record<string, unknown>>(`${index.uid}/updates.jsonl`)) {
         const update = v1Update(raw, String(position), files.warn);
         if (!update) continue;
