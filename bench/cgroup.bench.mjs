@@ -38,7 +38,7 @@
  * Environment: BENCH_CGROUP (K,V), BENCH_ADDON (both | on | off; default both when the addon is
  * built), BENCH_ROUNDS (1), BENCH_DOCS (200000), BENCH_KEYWORD_LIMIT_MIB (512), BENCH_VECTORS
  * (200000), BENCH_VECTOR_LIMIT_MIB (instead of floor + 50%), BENCH_VECTOR_DB, BENCH_KEEP_VECTOR_DB,
- * BENCH_CGROUP_PARENT, BENCH_DIST (../dist).
+ * BENCH_CGROUP_PARENT, BENCH_DIST (../dist), BENCH_KEYWORD_FREE=0 (the constrained keyword runs only).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
@@ -125,12 +125,27 @@ const statusKiB = (status, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm'
  * `node <this file> --child <role> ...args` inside `group`; resolves with its JSON answer and the
  * memory figures, or with `failed` when it died (an OOM kill shows as SIGKILL).
  */
+/** The child under way and its group: killed and removed when this process is interrupted. */
+let current;
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    current?.child.kill('SIGKILL');
+    setTimeout(() => {
+      try {
+        if (current) rmdirSync(current.group.dir);
+      } finally {
+        process.exit(130);
+      }
+    }, 500);
+  });
+
 async function runChild(group, role, args, env = {}) {
   const script = `echo $$ > "${group.dir}/cgroup.procs" && exec "$0" "$@"`;
   const child = spawn('sh', ['-c', script, process.execPath, fileURLToPath(import.meta.url), '--child', role, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SEARCH|MEILI)_/.test(k))), ...env },
   });
+  current = { child, group };
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
   const peak = { anon: 0, file: 0, rss: 0 };
@@ -146,6 +161,7 @@ async function runChild(group, role, args, env = {}) {
   }, 50);
   const [code, signal] = await new Promise((resolve) => child.once('exit', (c, s) => resolve([c, s])));
   clearInterval(timer);
+  current = undefined;
   const figures = { peakAnon: peak.anon, peakFile: peak.file, peakRss: peak.rss, groupPeak: group.peak(), limitHits: group.limitHits(), oomKills: group.oomKills() };
   if (code !== 0) return { ...figures, failed: `exit ${code ?? signal}${figures.oomKills ? ' (OOM kill)' : ''}` };
   return { ...figures, ...JSON.parse(out.trim().split('\n').at(-1)) };
@@ -209,6 +225,8 @@ async function timed(list, run) {
   return { n: sorted.length, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), max: sorted.at(-1), worst };
 }
 
+const ownAnon = () => statusKiB(readFileSync('/proc/self/status', 'utf8'), 'RssAnon');
+
 /** The 200k keyword build and its searches, from a fresh database. */
 async function keywordChild(payloadDir, dbPath) {
   const { queries, typed } = JSON.parse(readFileSync(join(payloadDir, 'queries.json'), 'utf8'));
@@ -221,13 +239,15 @@ async function keywordChild(payloadDir, dbPath) {
   const done = await waitAll(engine, tasks);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const anonAfterBuild = ownAnon();
   const docs = engine.indexStats('docs').numberOfDocuments;
   const search = (q) => engine.search('docs', { q, limit: 20 });
   for (const q of queries.slice(0, 20)) await search(q);
   const keyword = await timed(queries, search);
   const asTyped = await timed(typed, search);
+  const anonAfterSearches = ownAnon();
   await engine.close();
-  return { docs, docsPerSec: docs / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, batches: new Set(done.map((t) => t.batchUid)).size, keyword, asTyped };
+  return { docs, docsPerSec: docs / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, batches: new Set(done.map((t) => t.batchUid)).size, keyword, asTyped, anonAfterBuild, anonAfterSearches };
 }
 
 function glove() {
@@ -316,14 +336,14 @@ async function keywordPart(system, addons) {
     const results = new Map();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const addon of addons) {
-        for (const limit of [null, KEYWORD_LIMIT]) {
+        for (const limit of process.env.BENCH_KEYWORD_FREE === '0' ? [KEYWORD_LIMIT] : [null, KEYWORD_LIMIT]) {
           const label = `${addon.name}, ${limit === null ? 'no limit' : `limit ${mib(limit)} MiB`}`;
           const db = join(dir, `db-${round}-${addon.name.replace(' ', '-')}-${limit ?? 'none'}`);
           log(`K round ${round}: ${label} (load ${load()})`);
           const r = await inGroup(system, limit, 'keyword', [dir, db], addon.env);
           rmSync(db, { recursive: true, force: true });
           if (r.failed) log(`K: ${label}: FAILED ${r.failed}; ${memoryLine(r)}`);
-          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; ${memoryLine(r)}`);
+          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
           const key = `${addon.name}|${limit === null ? 'free' : 'limited'}`;
           results.set(key, [...(results.get(key) ?? []), r]);
         }
@@ -334,8 +354,13 @@ async function keywordPart(system, addons) {
     for (const addon of addons) {
       const free = best(`${addon.name}|free`);
       const limited = best(`${addon.name}|limited`);
-      if (!free || !limited) {
-        summary.push(`K ${addon.name}: ${!limited ? 'the constrained run failed' : 'the unconstrained run failed'}`);
+      if (!limited) {
+        summary.push(`K ${addon.name}: the constrained run failed`);
+        continue;
+      }
+      if (!free) {
+        if (process.env.BENCH_KEYWORD_FREE === '0') summary.push(`K ${addon.name}, ${mib(KEYWORD_LIMIT)} MiB: ${f(limited.docsPerSec, 0)} docs/s (CPU ${f(limited.cpuSeconds, 0)} s), query p50/p99 ${f(limited.keyword.p50, 1)}/${f(limited.keyword.p99, 1)} ms, as-typed p50/p99 ${f(limited.asTyped.p50, 1)}/${f(limited.asTyped.p99, 1)} ms`);
+        else summary.push(`K ${addon.name}: ${!limited ? 'the constrained run failed' : 'the unconstrained run failed'}`);
         continue;
       }
       summary.push(
