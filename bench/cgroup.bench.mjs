@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * Memory as a container gives it: the engine inside a memory cgroup, beside the same work in a
- * cgroup with no limit, alternating in the same run, with and without the resident-pages addon
- * (`SEARCH_RESIDENT_PAGES=off`), everything through the public `Engine` API in child processes.
+ * cgroup with no limit, alternating in the same run, everything through the public `Engine` API
+ * in child processes. (Until 2026-11-25 it also compared runs with and without the
+ * resident-pages addon, since removed: see bench/README.md.)
  *
  *   K "keyword 200k": the 200,000 generated documents (generated-docs.mjs, ten NDJSON payloads of
  *     20,000, as keyword-200k.bench.js) indexed from a fresh database, then the 300 keyword
@@ -32,11 +33,10 @@
  * `memory.limit_in_bytes`. Needs root (or a delegated subtree).
  *
  *   npm run build && node bench/cgroup.bench.mjs
- *   BENCH_CGROUP=V BENCH_ADDON=off node bench/cgroup.bench.mjs       the vector part, addon off only
+ *   BENCH_CGROUP=V BENCH_ROUNDS=3 node bench/cgroup.bench.mjs        the vector part, 3 rounds
  *   BENCH_VECTOR_DB=/tmp/glove-db BENCH_KEEP_VECTOR_DB=1 ...          build once, keep it, rerun serving
  *
- * Environment: BENCH_CGROUP (K,V), BENCH_ADDON (both | on | off; default both when the addon is
- * built), BENCH_ROUNDS (1), BENCH_DOCS (200000), BENCH_KEYWORD_LIMIT_MIB (512), BENCH_VECTORS
+ * Environment: BENCH_CGROUP (K,V), BENCH_ROUNDS (1), BENCH_DOCS (200000), BENCH_KEYWORD_LIMIT_MIB (512), BENCH_VECTORS
  * (200000), BENCH_VECTOR_LIMIT_MIB (instead of floor + 50%), BENCH_VECTOR_DB, BENCH_KEEP_VECTOR_DB,
  * BENCH_CGROUP_PARENT, BENCH_DIST (../dist), BENCH_KEYWORD_FREE=0 (the constrained keyword runs only).
  */
@@ -62,7 +62,6 @@ const FIELDS = ['title', 'cast', 'genres', 'extract', 'keywords'];
 const DIM = 100;
 const K = 10;
 const WARMUP = 100;
-const ADDON_BUILT = existsSync(join(root, 'native/build/Release/resident_pages.node'));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const f = (n, d = 1) => (n === undefined || n === null || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
@@ -309,19 +308,16 @@ async function vectorServeChild(dbPath, truthFile, floor) {
 // ---------------------------------------------------------------------------------------------
 // the parent
 
-function addonSettings() {
-  const wanted = process.env.BENCH_ADDON ?? (ADDON_BUILT ? 'both' : 'off');
-  if (wanted !== 'off' && !ADDON_BUILT) throw new Error('BENCH_ADDON asks for the addon, which is not built (native/build/Release/resident_pages.node)');
-  const on = { name: 'addon on', env: {} };
-  const off = { name: 'addon off', env: { SEARCH_RESIDENT_PAGES: 'off' } };
-  return wanted === 'both' ? [on, off] : wanted === 'on' ? [on] : [off];
+/** One configuration: the engine with its defaults (a list, so that a comparison can be added back as another entry with its own env). */
+function variants() {
+  return [{ name: 'engine', env: {} }];
 }
 
 const mib = (bytes) => (bytes === undefined ? '-' : f(bytes / MIB, 0));
 const memoryLine = (r) => `RssAnon peak ${mib(r.peakAnon)} MiB (RssFile ${mib(r.peakFile)}), group peak ${mib(r.groupPeak)} MiB, limit hits ${r.limitHits ?? '-'}, OOM kills ${r.oomKills ?? '-'}`;
 const summary = [];
 
-async function keywordPart(system, addons) {
+async function keywordPart(system, configs) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-cgroup-kw-'));
   try {
     log(`K: writing ${KEYWORD_DOCS.toLocaleString('en-US')} documents as NDJSON payloads of ${PER_PAYLOAD.toLocaleString('en-US')}`);
@@ -335,56 +331,45 @@ async function keywordPart(system, addons) {
     writeFileSync(join(dir, 'queries.json'), JSON.stringify({ queries, typed: typedQueries(queries) }));
     const results = new Map();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const addon of addons) {
+      for (const variant of variants) {
         for (const limit of process.env.BENCH_KEYWORD_FREE === '0' ? [KEYWORD_LIMIT] : [null, KEYWORD_LIMIT]) {
-          const label = `${addon.name}, ${limit === null ? 'no limit' : `limit ${mib(limit)} MiB`}`;
-          const db = join(dir, `db-${round}-${addon.name.replace(' ', '-')}-${limit ?? 'none'}`);
+          const label = `${variant.name}, ${limit === null ? 'no limit' : `limit ${mib(limit)} MiB`}`;
+          const db = join(dir, `db-${round}-${variant.name.replace(' ', '-')}-${limit ?? 'none'}`);
           log(`K round ${round}: ${label} (load ${load()})`);
-          const r = await inGroup(system, limit, 'keyword', [dir, db], addon.env);
+          const r = await inGroup(system, limit, 'keyword', [dir, db], variant.env);
           rmSync(db, { recursive: true, force: true });
           if (r.failed) log(`K: ${label}: FAILED ${r.failed}; ${memoryLine(r)}`);
           else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
-          const key = `${addon.name}|${limit === null ? 'free' : 'limited'}`;
+          const key = `${variant.name}|${limit === null ? 'free' : 'limited'}`;
           results.set(key, [...(results.get(key) ?? []), r]);
         }
       }
     }
     // the best run of each configuration (the machine is shared: a burst elsewhere slows one run)
     const best = (key) => (results.get(key) ?? []).filter((r) => !r.failed).sort((a, b) => b.docsPerSec - a.docsPerSec)[0];
-    for (const addon of addons) {
-      const free = best(`${addon.name}|free`);
-      const limited = best(`${addon.name}|limited`);
+    for (const variant of variants) {
+      const free = best(`${variant.name}|free`);
+      const limited = best(`${variant.name}|limited`);
       if (!limited) {
-        summary.push(`K ${addon.name}: the constrained run failed`);
+        summary.push(`K ${variant.name}: the constrained run failed`);
         continue;
       }
       if (!free) {
-        if (process.env.BENCH_KEYWORD_FREE === '0') summary.push(`K ${addon.name}, ${mib(KEYWORD_LIMIT)} MiB: ${f(limited.docsPerSec, 0)} docs/s (CPU ${f(limited.cpuSeconds, 0)} s), query p50/p99 ${f(limited.keyword.p50, 1)}/${f(limited.keyword.p99, 1)} ms, as-typed p50/p99 ${f(limited.asTyped.p50, 1)}/${f(limited.asTyped.p99, 1)} ms`);
-        else summary.push(`K ${addon.name}: ${!limited ? 'the constrained run failed' : 'the unconstrained run failed'}`);
+        if (process.env.BENCH_KEYWORD_FREE === '0') summary.push(`K ${variant.name}, ${mib(KEYWORD_LIMIT)} MiB: ${f(limited.docsPerSec, 0)} docs/s (CPU ${f(limited.cpuSeconds, 0)} s), query p50/p99 ${f(limited.keyword.p50, 1)}/${f(limited.keyword.p99, 1)} ms, as-typed p50/p99 ${f(limited.asTyped.p50, 1)}/${f(limited.asTyped.p99, 1)} ms`);
+        else summary.push(`K ${variant.name}: ${!limited ? 'the constrained run failed' : 'the unconstrained run failed'}`);
         continue;
       }
       summary.push(
-        `K ${addon.name}, ${mib(KEYWORD_LIMIT)} MiB vs no limit: indexing ${f(limited.docsPerSec, 0)} vs ${f(free.docsPerSec, 0)} docs/s = ${f(limited.docsPerSec / free.docsPerSec, 2)}x (target >= 0.7x); ` +
+        `K ${variant.name}, ${mib(KEYWORD_LIMIT)} MiB vs no limit: indexing ${f(limited.docsPerSec, 0)} vs ${f(free.docsPerSec, 0)} docs/s = ${f(limited.docsPerSec / free.docsPerSec, 2)}x (target >= 0.7x); ` +
           `query p99 ${f(limited.keyword.p99, 1)} vs ${f(free.keyword.p99, 1)} ms = ${f(limited.keyword.p99 / free.keyword.p99, 2)}x (target <= 2x); as-typed p99 ${f(limited.asTyped.p99, 1)} vs ${f(free.asTyped.p99, 1)} ms = ${f(limited.asTyped.p99 / free.asTyped.p99, 2)}x; ` +
           `RssAnon peak ${mib(limited.peakAnon)} vs ${mib(free.peakAnon)} MiB; group peak ${mib(limited.groupPeak)} vs ${mib(free.groupPeak)} MiB`,
       );
     }
-    addonVerdict('K', addons, (a) => best(`${a}|limited`), (r) => r.docsPerSec, (r) => r.keyword.p99);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** The addon's effect in the constrained runs: throughput ratio (on / off) and p99 ratio (off / on); it earns its place at 1.2x on either. */
-function addonVerdict(part, addons, best, throughput, p99) {
-  if (addons.length < 2) return;
-  const on = best('addon on');
-  const off = best('addon off');
-  if (!on || !off) return summary.push(`${part} addon: a constrained run failed (${on ? 'off' : 'on'})`);
-  const gain = throughput(on) / throughput(off);
-  const p99Gain = p99 ? p99(off) / p99(on) : undefined;
-  summary.push(`${part} addon in the constrained runs: throughput on/off ${f(gain, 2)}x${p99Gain ? `, p99 off/on ${f(p99Gain, 2)}x` : ''} (keep at >= 1.2x on either)`);
-}
 
 function vectorTruth(dir) {
   const { meta, read } = glove();
@@ -412,7 +397,7 @@ function vectorTruth(dir) {
   return file;
 }
 
-async function vectorPart(system, addons) {
+async function vectorPart(system, configs) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-cgroup-vec-'));
   const db = process.env.BENCH_VECTOR_DB ?? join(dir, 'db');
   try {
@@ -431,33 +416,32 @@ async function vectorPart(system, addons) {
     log(`V: database ${mib(disk)} MiB on disk; floor (an empty index searched) group peak ${mib(floor.groupPeak)} MiB, RssAnon ${mib(floor.peakAnon)} MiB, VmRSS ${mib(floor.peakRss)} MiB; limit ${mib(limit)} MiB`);
     const results = new Map();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const addon of addons) {
+      for (const variant of variants) {
         for (const l of [null, limit]) {
-          const label = `${addon.name}, ${l === null ? 'no limit' : `limit ${mib(l)} MiB`}`;
+          const label = `${variant.name}, ${l === null ? 'no limit' : `limit ${mib(l)} MiB`}`;
           evictFromPageCache(db);
           log(`V round ${round}: ${label} (load ${load()})`);
-          const r = await inGroup(system, l, 'vector-serve', [db, truthFile, 'index'], addon.env);
+          const r = await inGroup(system, l, 'vector-serve', [db, truthFile, 'index'], variant.env);
           if (r.failed) log(`V: ${label}: FAILED ${r.failed}; ${memoryLine(r)}`);
           else log(`V: ${label}: recall@10 ${f(r.recall, 4)}, ${f(r.qps, 0)} QPS, first search ${f(r.firstMs, 0)} ms; ${memoryLine(r)}`);
-          const key = `${addon.name}|${l === null ? 'free' : 'limited'}`;
+          const key = `${variant.name}|${l === null ? 'free' : 'limited'}`;
           results.set(key, [...(results.get(key) ?? []), r]);
         }
       }
     }
     const best = (key) => (results.get(key) ?? []).filter((r) => !r.failed).sort((a, b) => b.qps - a.qps)[0];
-    for (const addon of addons) {
-      const free = best(`${addon.name}|free`);
-      const limited = best(`${addon.name}|limited`);
+    for (const variant of variants) {
+      const free = best(`${variant.name}|free`);
+      const limited = best(`${variant.name}|limited`);
       if (!free || !limited) {
-        summary.push(`V ${addon.name}: ${!limited ? 'the constrained run failed' : 'the unconstrained run failed'}`);
+        summary.push(`V ${variant.name}: ${!limited ? 'the constrained run failed' : 'the unconstrained run failed'}`);
         continue;
       }
       summary.push(
-        `V ${addon.name}, ${mib(limit)} MiB (floor ${mib(floor.groupPeak)} + 50% of ${mib(disk)} on disk) vs no limit: recall@10 ${f(limited.recall, 4)} vs ${f(free.recall, 4)} (target >= 0.95); ` +
+        `V ${variant.name}, ${mib(limit)} MiB (floor ${mib(floor.groupPeak)} + 50% of ${mib(disk)} on disk) vs no limit: recall@10 ${f(limited.recall, 4)} vs ${f(free.recall, 4)} (target >= 0.95); ` +
           `QPS ${f(limited.qps, 0)} vs ${f(free.qps, 0)} = ${f(limited.qps / free.qps, 2)}x (target >= 0.3x); RssAnon peak ${mib(limited.peakAnon)} vs ${mib(free.peakAnon)} MiB; group peak ${mib(limited.groupPeak)} vs ${mib(free.groupPeak)} MiB`,
       );
     }
-    addonVerdict('V', addons, (a) => best(`${a}|limited`), (r) => r.qps);
   } finally {
     // a database given by BENCH_VECTOR_DB is never removed; one built here is kept with BENCH_KEEP_VECTOR_DB=1
     const keep = process.env.BENCH_KEEP_VECTOR_DB === '1' && !process.env.BENCH_VECTOR_DB;
@@ -471,11 +455,11 @@ async function vectorPart(system, addons) {
 async function main() {
   if (!existsSync(join(DIST, 'src/index.js'))) throw new Error('dist/ is not built: run `npm run build` first');
   const system = cgroupSystem();
-  const addons = addonSettings();
+  const configs = variants();
   const parts = (process.env.BENCH_CGROUP ?? 'K,V').toUpperCase().split(',');
-  console.log(`cgroup bench: cgroup v${system.version} under ${system.parent}; parts ${parts.join(',')}; ${addons.map((a) => a.name).join(' / ')}; ${ROUNDS} round(s); load average ${load()}`);
-  if (parts.includes('K')) await keywordPart(system, addons);
-  if (parts.includes('V')) await vectorPart(system, addons);
+  console.log(`cgroup bench: cgroup v${system.version} under ${system.parent}; parts ${parts.join(',')}; ${ROUNDS} round(s); load average ${load()}`);
+  if (parts.includes('K')) await keywordPart(system, configs);
+  if (parts.includes('V')) await vectorPart(system, configs);
   console.log(`\ncgroup bench summary (${new Date().toISOString().slice(0, 16)}Z, load average ${load()}; best of ${ROUNDS} per configuration)`);
   for (const line of summary) console.log(`- ${line}`);
 }
