@@ -331,7 +331,7 @@ async function keywordPart(system, configs) {
     writeFileSync(join(dir, 'queries.json'), JSON.stringify({ queries, typed: typedQueries(queries) }));
     const results = new Map();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const variant of variants) {
+      for (const variant of configs) {
         for (const limit of process.env.BENCH_KEYWORD_FREE === '0' ? [KEYWORD_LIMIT] : [null, KEYWORD_LIMIT]) {
           const label = `${variant.name}, ${limit === null ? 'no limit' : `limit ${mib(limit)} MiB`}`;
           const db = join(dir, `db-${round}-${variant.name.replace(' ', '-')}-${limit ?? 'none'}`);
@@ -347,7 +347,7 @@ async function keywordPart(system, configs) {
     }
     // the best run of each configuration (the machine is shared: a burst elsewhere slows one run)
     const best = (key) => (results.get(key) ?? []).filter((r) => !r.failed).sort((a, b) => b.docsPerSec - a.docsPerSec)[0];
-    for (const variant of variants) {
+    for (const variant of configs) {
       const free = best(`${variant.name}|free`);
       const limited = best(`${variant.name}|limited`);
       if (!limited) {
@@ -416,7 +416,7 @@ async function vectorPart(system, configs) {
     log(`V: database ${mib(disk)} MiB on disk; floor (an empty index searched) group peak ${mib(floor.groupPeak)} MiB, RssAnon ${mib(floor.peakAnon)} MiB, VmRSS ${mib(floor.peakRss)} MiB; limit ${mib(limit)} MiB`);
     const results = new Map();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const variant of variants) {
+      for (const variant of configs) {
         for (const l of [null, limit]) {
           const label = `${variant.name}, ${l === null ? 'no limit' : `limit ${mib(l)} MiB`}`;
           evictFromPageCache(db);
@@ -430,7 +430,7 @@ async function vectorPart(system, configs) {
       }
     }
     const best = (key) => (results.get(key) ?? []).filter((r) => !r.failed).sort((a, b) => b.qps - a.qps)[0];
-    for (const variant of variants) {
+    for (const variant of configs) {
       const free = best(`${variant.name}|free`);
       const limited = best(`${variant.name}|limited`);
       if (!free || !limited) {
