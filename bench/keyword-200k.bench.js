@@ -1,7 +1,9 @@
 /**
- * Keyword indexing at 200,000 documents: peak RSS of the whole engine (task queue, update files,
- * batches, LMDB) against the issue's 500 MB budget, beside MiniSearch indexing the same documents
- * in the same run (in memory, its peak RSS is its own process's).
+ * Keyword indexing at 200,000 documents: peak anonymous memory (RssAnon) of the whole engine (task
+ * queue, update files, batches, write thread), beside MiniSearch indexing the same documents in
+ * the same run (in memory, its peak is its own process's). Total RSS is printed too, but it counts
+ * mapped pages of the LMDB files that the kernel takes back under pressure: how the build fares
+ * inside a memory limit is `cgroup.bench.mjs`'s to say.
  *
  * No real 200k-document text corpus is at hand, so the documents are built from real data
  * (`generated-docs.mjs`, shared with served.bench.mjs): the 36,273 movies repeated with fresh ids
@@ -30,7 +32,6 @@ const DIST = process.env.BENCH_DIST ?? '../dist';
 const TOTAL = Number(process.env.BENCH_DOCS ?? 200_000);
 const PER_PAYLOAD = 20_000;
 const FIELDS = ['title', 'cast', 'genres', 'extract', 'keywords'];
-const BUDGET_MIB = 500;
 
 function writePayloads(dir) {
   let file = 0;
@@ -150,8 +151,7 @@ function startRssSampler() {
     let peak = { rss: 0, anon: 0, file: 0 };
     const sample = () => {
       const s = readFileSync('/proc/self/status', 'utf8');
-      const now = { rss: kib(s, 'VmRSS'), anon: kib(s, 'RssAnon'), file: kib(s, 'RssFile') };
-      if (now.rss > peak.rss) peak = now;
+      peak = { rss: Math.max(peak.rss, kib(s, 'VmRSS')), anon: Math.max(peak.anon, kib(s, 'RssAnon')), file: Math.max(peak.file, kib(s, 'RssFile')) };
     };
     const timer = setInterval(sample, 50);
     parentPort.on('message', () => { clearInterval(timer); sample(); parentPort.postMessage(peak); });`;
@@ -200,13 +200,13 @@ function main() {
     const us = results.engine;
     const them = results.minisearch;
     console.log(`keyword indexing at ${us.docs} documents (movies repeated + GloVe keywords, ${TOTAL / PER_PAYLOAD} NDJSON payloads) (${new Date().toISOString().slice(0, 10)}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
-    console.log('peer        docs/s   peak RSS MiB (anon + file at the sampled peak)   p50 ms   p99 ms   batches');
+    console.log('peer        docs/s   peak RssAnon MiB (peak RssFile, peak RSS)   p50 ms   p99 ms   batches');
     for (const [peer, r] of Object.entries(results))
-      console.log(`${peer.padEnd(10)} ${f(r.docsPerSec).padStart(7)} ${f(r.peakRssMiB).padStart(13)} (${f(r.peakAnonMiB)} + ${f(r.peakFileMiB)})`.padEnd(69) + `${f(r.p50, 3).padStart(8)} ${f(r.p99, 3).padStart(8)}   ${r.batches ?? '-'}`);
+      console.log(`${peer.padEnd(10)} ${f(r.docsPerSec).padStart(7)} ${f(r.peakAnonMiB).padStart(17)} (${f(r.peakFileMiB)}, ${f(r.peakRssMiB)})`.padEnd(64) + `${f(r.p50, 3).padStart(8)} ${f(r.p99, 3).padStart(8)}   ${r.batches ?? '-'}`);
     const probe = results.engineWhileSearching.probe;
     console.log(`searches during indexing (one every 20 ms, ${probe.searches} of them): p99 ${f(probe.p99)} ms, max ${f(probe.max)} ms, while indexing at ${f(results.engineWhileSearching.docsPerSec)} docs/s`);
     console.log(`then 5 batches of ${SMALL_BATCH} new documents each: engine ${f(us.smallDocsPerSec)} docs/s, minisearch ${f(them.smallDocsPerSec)} docs/s (${f(us.smallDocsPerSec / them.smallDocsPerSec, 2)}x)`);
-    console.log(`engine / minisearch: indexing ${f(us.docsPerSec / them.docsPerSec, 2)}x, peak RSS ${f(us.peakRssMiB / them.peakRssMiB, 2)}x; engine peak RSS ${f(us.peakRssMiB)} MiB vs budget ${BUDGET_MIB} MB (${us.peakRssMiB * 1.048576 <= BUDGET_MIB ? 'met' : 'missed'})`);
+    console.log(`engine / minisearch: indexing ${f(us.docsPerSec / them.docsPerSec, 2)}x, peak RssAnon ${f(us.peakAnonMiB / them.peakAnonMiB, 2)}x (inside a memory limit: bench/cgroup.bench.mjs)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -49,13 +49,13 @@ import { getPriority, loadavg, setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { generatedPayloads } from './generated-docs.mjs';
+import { generatedPayloads, sharedDataDir } from './generated-docs.mjs';
 import { makeQueries, typedQueries } from './typed-queries.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = dirname(benchDir);
 const BIN = join(root, 'bin/run.js');
-const MOVIES = join(root, '../shared/data/movies.json');
+const MOVIES = join(sharedDataDir(), 'movies.json');
 
 const PROBE_INTERVAL_MS = 10;
 const PROBE_IN_FLIGHT = 4;

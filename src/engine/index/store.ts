@@ -29,7 +29,6 @@
  * documents grew the map about a dozen times and counted 929 MB of data file pages in RSS for a
  * 621 MB file.
  */
-import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import roaring from 'roaring';
@@ -37,7 +36,6 @@ import type { Settings } from '../settings/types.js';
 import { defaultSettings } from '../settings/types.js';
 import type { Document } from '../types.js';
 import { MAX_ID_BYTES } from './documents.js';
-import { releaseFilePages, watchFilePages, withResidentPagesReleased } from '../store/resident-pages.js';
 
 const { RoaringBitmap32 } = roaring;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
@@ -127,25 +125,11 @@ export class IndexStore {
     });
     this.externalIds = this.env.openDB({ name: 'external-ids', encoding: 'msgpack' });
     this.databases.set('main', this.main).set('documents', this.documents).set('external-ids', this.externalIds);
-    // The kernel names a mapping by its resolved path.
-    this.dataFile = realpathSync(join(path, 'data.mdb'));
-    this.stopReleasingPages = watchFilePages(this.dataFile);
+    this.dataFile = join(path, 'data.mdb');
   }
 
-  private readonly stopReleasingPages: () => void;
-
-  /** The LMDB data file, as the kernel names its mapping. */
+  /** The LMDB data file of this index (its size on disk, for the stats). */
   readonly dataFile: string;
-
-  /** Drops this process's mappings of the data file's pages now, for a long scan (see resident-pages.ts). */
-  releaseMappedPages(): void {
-    releaseFilePages(this.dataFile);
-  }
-
-  /** Runs a batch's work (preparation and write transaction), then gives back the memory it left resident (see resident-pages.ts). */
-  releasingPages<T>(work: () => Promise<T>): Promise<T> {
-    return withResidentPagesReleased(this.dataFile, work);
-  }
 
   openDB<V = any, K extends string | number | Buffer = string>(
     name: string,
@@ -248,7 +232,6 @@ export class IndexStore {
   }
 
   async close(): Promise<void> {
-    this.stopReleasingPages();
     await this.env.close();
   }
 

@@ -47,12 +47,7 @@ export class KeywordReader {
     this.refresh();
     if (!this.dict) {
       const words: string[] = [];
-      for (const key of this.dbs.words.getKeys()) {
-        // The scan reads every leaf of the dictionary (posting lists included): without releasing
-        // as it goes, all of it would be mapped at once (see resident-pages.ts).
-        if (words.push(key as string) % SCAN_RELEASE_KEYS === 0) this.store.releaseMappedPages();
-      }
-      this.store.releaseMappedPages();
+      for (const key of this.dbs.words.getKeys()) words.push(key as string);
       // LMDB orders by UTF-8 bytes; the automaton walks UTF-16 code units.
       words.sort();
       this.dict = new WordDictionary(words);
@@ -250,9 +245,6 @@ export class KeywordReader {
 }
 
 const readers = new WeakMap<IndexStore, KeywordReader>();
-
-/** Keys read between two page releases in a full scan. */
-const SCAN_RELEASE_KEYS = 16_384;
 
 export function keywordReader(store: IndexStore): KeywordReader {
   let r = readers.get(store);

@@ -86,7 +86,7 @@ async function processSegment(ctx: BatchContext, index: Index | null, tasks: Tas
   const replayed = replayedOutcomes(index, maxUid);
   if (replayed) return replayed;
 
-  return store.releasingPages(() => writeSegment(ctx, index, tasks, maxUid));
+  return writeSegment(ctx, index, tasks, maxUid);
 }
 
 async function writeSegment(ctx: BatchContext, index: Index, tasks: TaskRecord[], maxUid: number): Promise<TaskOutcome[]> {

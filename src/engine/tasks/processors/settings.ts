@@ -42,19 +42,17 @@ export const processSettings: Processor = async (ctx) => {
   }
   const reindexing = index.extensions.filter((extension) => extension.needsReindex(before, after));
   ctx.progress(reindexing.length > 0 ? 're-indexing' : 'writing');
-  await index.store.releasingPages(async () => {
-    const changes = reindexing.length > 0 ? fullReindexChanges(index.store) : [];
-    const prepared = await prepareExtensions(reindexing, changes, after, index.store, { fromScratch: true });
-    throwIfAborted(ctx.signal);
-    index.store.write(() => {
-      index.store.setSettings(after);
-      for (const extension of reindexing) {
-        extension.clear(index.store);
-        extension.apply(changes, { store: index.store, settings: after, prepared: prepared.get(extension.name) });
-      }
-      index.store.touch(preciseNow());
-      index.store.setLastTaskUid(maxUid);
-    });
+  const changes = reindexing.length > 0 ? fullReindexChanges(index.store) : [];
+  const prepared = await prepareExtensions(reindexing, changes, after, index.store, { fromScratch: true });
+  throwIfAborted(ctx.signal);
+  index.store.write(() => {
+    index.store.setSettings(after);
+    for (const extension of reindexing) {
+      extension.clear(index.store);
+      extension.apply(changes, { store: index.store, settings: after, prepared: prepared.get(extension.name) });
+    }
+    index.store.touch(preciseNow());
+    index.store.setLastTaskUid(maxUid);
   });
   return outcomes;
 };
