@@ -97,5 +97,23 @@ export function gloveQueries(count = GLOVE_QUERY_ROWS): Float32Array[] {
   return f32Rows('glove-100/queries.f32', GLOVE_QUERY_ROWS, count);
 }
 
+/** GloVe base rows scaled to lengths in [0.5, 2), as plain arrays: cosine, euclidean and dot disagree on them. */
+export function gloveOfVariedLength(count: number): number[][] {
+  return gloveBase(count).map((v, i) => Array.from(v, (x) => x * (0.5 + ((i * 7919) % 1500) / 1000)));
+}
+
+/** Cosine similarity, computed plainly: the reference the engine's kernels are checked against. */
+export function cosineSimilarity(a: number[], b: number[]): number {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    ab += a[i]! * b[i]!;
+    aa += a[i]! * a[i]!;
+    bb += b[i]! * b[i]!;
+  }
+  return ab / Math.sqrt(aa * bb);
+}
+
 /** Qdrant's official OpenAPI definition, v1.19.0 (the Qdrant test server validates against it). */
 export const qdrantOpenApiPath = join(DATA, 'qdrant', 'openapi-v1.19.0.json');

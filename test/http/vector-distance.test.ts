@@ -4,26 +4,16 @@
  * re-linking the stored vectors without losing them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gloveBase, gloveQueries } from '../data.js';
+import { cosineSimilarity, gloveOfVariedLength, gloveQueries } from '../data.js';
 import { expectErrorShape, startHarness, type Harness } from './harness.js';
 
 const N = 600;
 /** GloVe rows given lengths in [0.5, 2) so that cosine, euclidean and dot disagree. */
-const vectors = gloveBase(N).map((v, i) => Array.from(v, (x) => x * (0.5 + ((i * 7919) % 1500) / 1000)));
+const vectors = gloveOfVariedLength(N);
 const query = Array.from(gloveQueries(1)[0]!);
 
 const metrics: Record<string, (a: number[], b: number[]) => number> = {
-  cosine: (a, b) => {
-    let ab = 0;
-    let aa = 0;
-    let bb = 0;
-    for (let i = 0; i < a.length; i++) {
-      ab += a[i]! * b[i]!;
-      aa += a[i]! * a[i]!;
-      bb += b[i]! * b[i]!;
-    }
-    return 1 - ab / Math.sqrt(aa * bb);
-  },
+  cosine: (a, b) => 1 - cosineSimilarity(a, b),
   euclidean: (a, b) => Math.sqrt(a.reduce((s, x, i) => s + (x - b[i]!) ** 2, 0)),
   dot: (a, b) => -a.reduce((s, x, i) => s + x * b[i]!, 0),
   hamming: (a, b) => a.reduce((s, x, i) => s + (x > 0 !== b[i]! > 0 ? 1 : 0), 0),

@@ -12,27 +12,18 @@ import { EngineTarget } from '../../src/migrate/engine-target.js';
 import { migrateQdrant, type MigrateOptions } from '../../src/migrate/pipeline.js';
 import { arraySource, type CollectionSpec } from '../qdrant-server/collection.js';
 import { startQdrantServer, type QdrantTestServer } from '../qdrant-server/server.js';
-import { gloveBase, gloveQueries } from '../data.js';
+import { migrateOptions } from './options.js';
+import { cosineSimilarity, gloveOfVariedLength, gloveQueries } from '../data.js';
 
 type QdrantDistance = 'Cosine' | 'Euclid' | 'Dot' | 'Manhattan';
 const N = 400;
 /** GloVe rows with lengths in [0.5, 2): the metrics disagree on them. */
-const rows = gloveBase(N).map((v, i) => Array.from(v, (x) => x * (0.5 + ((i * 7919) % 1500) / 1000)));
+const rows = gloveOfVariedLength(N);
 const queries = gloveQueries(8).map((q) => Array.from(q));
 
 /** Qdrant's metrics as its documentation defines them, smaller is closer. */
 const qdrant: Record<QdrantDistance, (a: number[], b: number[]) => number> = {
-  Cosine: (a, b) => {
-    let ab = 0;
-    let aa = 0;
-    let bb = 0;
-    for (let i = 0; i < a.length; i++) {
-      ab += a[i]! * b[i]!;
-      aa += a[i]! * a[i]!;
-      bb += b[i]! * b[i]!;
-    }
-    return -ab / Math.sqrt(aa * bb);
-  },
+  Cosine: (a, b) => -cosineSimilarity(a, b),
   Euclid: (a, b) => a.reduce((s, x, i) => s + (x - b[i]!) ** 2, 0),
   Dot: (a, b) => -a.reduce((s, x, i) => s + x * b[i]!, 0),
   Manhattan: (a, b) => a.reduce((s, x, i) => s + Math.abs(x - b[i]!), 0),
@@ -62,20 +53,7 @@ describe('migrate qdrant carries the distance over', () => {
     dirs.push(d);
     return d;
   };
-  const options = (name: string): MigrateOptions => ({
-    qdrantUrl: server.url,
-    collections: [name],
-    batchSize: 100,
-    batchBytes: 10 * 1024 * 1024,
-    pageSize: 64,
-    mapping: { vectors: 'keep', unsupported: 'skip', binaryQuantized: false },
-    resume: false,
-    swap: false,
-    dryRun: false,
-    checkpointDir: tmp(),
-    verifySample: 10,
-    retry: { baseDelayMs: 5, maxDelayMs: 50 },
-  });
+  const options = (name: string): MigrateOptions => migrateOptions(server.url, name, tmp(), { verifySample: 10 });
 
   beforeAll(async () => {
     server = await startQdrantServer({ collections: (['Cosine', 'Euclid', 'Dot', 'Manhattan'] as const).map(collection) });

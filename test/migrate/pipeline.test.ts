@@ -10,6 +10,7 @@ import { migrateQdrant, type MigrateOptions } from '../../src/migrate/pipeline.j
 import { citiesCollection, edgeCollection, LEDGER_EDGE_IDS, ledgerCollection, moviesCollection } from '../qdrant-server/fixtures.js';
 import { startQdrantServer, type QdrantTestServer } from '../qdrant-server/server.js';
 import { arraySource } from '../qdrant-server/collection.js';
+import { migrateOptions } from './options.js';
 
 let server: QdrantTestServer;
 const dirs: string[] = [];
@@ -29,21 +30,7 @@ afterAll(async () => {
 });
 
 function options(collection: string, over: Partial<MigrateOptions> = {}): MigrateOptions {
-  return {
-    qdrantUrl: server.url,
-    collections: [collection],
-    batchSize: 100,
-    batchBytes: 10 * 1024 * 1024,
-    pageSize: 64,
-    mapping: { vectors: 'keep', unsupported: 'skip', binaryQuantized: false },
-    resume: false,
-    swap: false,
-    dryRun: false,
-    checkpointDir: tmp(),
-    verifySample: 40,
-    retry: { baseDelayMs: 5, maxDelayMs: 50 },
-    ...over,
-  };
+  return migrateOptions(server.url, collection, tmp(), over);
 }
 
 async function withTarget<T>(fn: (t: EngineTarget, dbPath: string) => Promise<T>, dbPath = join(tmp(), 'db')): Promise<T> {
