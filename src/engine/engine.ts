@@ -29,7 +29,8 @@ import {
 } from './search-rules/rules.js';
 import { ruleWords } from './search-rules/words.js';
 import type { PinResolver } from './search/search.js';
-import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, type ExperimentalFeatures } from './experimental-features.js';
+import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, TASK_QUEUE_COMPACTION_ACTION, type ExperimentalFeatures } from './experimental-features.js';
+import { applyPendingTaskQueueCompaction, compactTaskQueue, type TaskQueueCompaction } from './tasks/queue-compaction.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
@@ -169,6 +170,8 @@ export class Engine {
       }
       ensureDirectories(this.paths);
       this.instanceUid = ensureInstanceUid(this.dbPath);
+      // under the lock, before anything maps the queue: a compaction asked for before the restart
+      if (!fresh && this.lock) this.applyTaskQueueCompaction();
       this.tasks = new TaskStore(this.paths.tasks);
       // a read-only engine sees the mapping change only at `followCommit`, which renews its reads
       if (options.writer === 'none') this.tasks.cacheIndexMapping();
@@ -395,6 +398,23 @@ export class Engine {
   async deleteIndex(uid: string, options: WriteOptions = {}): Promise<SummarizedTask> {
     validateIndexUid(uid);
     return this.enqueue('indexDeletion', uid, { kind: 'indexDeletion' }, { deletedDocuments: null }, options);
+  }
+
+  /**
+   * `POST /tasks/compact`: write the task queue's compacted copy now, put in place at the next
+   * start (see tasks/queue-compaction.ts). Synchronous, not a task, as in the reference.
+   */
+  async compactTaskQueue(): Promise<TaskQueueCompaction> {
+    this.features.require('taskQueueCompactionRoute', TASK_QUEUE_COMPACTION_ACTION);
+    return compactTaskQueue(this.paths.root);
+  }
+
+  private applyTaskQueueCompaction(): void {
+    const outcome = applyPendingTaskQueueCompaction(this.paths.root);
+    if (outcome === 'applied') this.log('info', 'the compacted task queue written before the restart is now in use');
+    else if (outcome === 'stale')
+      this.log('warn', 'the task queue changed after its compaction: the compacted copy was dropped and the queue kept as it is (compact it again)');
+    else if (outcome === 'interrupted') this.log('warn', 'removed an interrupted task queue compaction');
   }
 
   /** `POST /indexes/:uid/compact`: an `indexCompaction` task (see index/compaction.ts). */

@@ -19,6 +19,7 @@ export const FEATURE_NAMES = [
   'containsFilter',
   'network',
   'getTaskDocumentsRoute',
+  'taskQueueCompactionRoute',
   'compositeEmbedders',
   'chatCompletions',
   'multimodal',
@@ -39,6 +40,7 @@ const DESCRIPTIONS: Record<FeatureName, { label: string; link: string }> = {
   containsFilter: { label: 'contains filter', link: 'https://github.com/orgs/meilisearch/discussions/763' },
   network: { label: 'network', link: 'https://github.com/orgs/meilisearch/discussions/805' },
   getTaskDocumentsRoute: { label: 'get task documents route', link: 'https://github.com/orgs/meilisearch/discussions/808' },
+  taskQueueCompactionRoute: { label: 'task queue compaction route', link: 'https://github.com/orgs/meilisearch/discussions/883' },
   compositeEmbedders: { label: 'composite embedders', link: 'https://github.com/orgs/meilisearch/discussions/816' },
   chatCompletions: { label: 'chat completions', link: 'https://github.com/orgs/meilisearch/discussions/835' },
   multimodal: { label: 'multimodal', link: 'https://github.com/orgs/meilisearch/discussions/846' },
@@ -50,6 +52,9 @@ const DESCRIPTIONS: Record<FeatureName, { label: string; link: string }> = {
 
 /** What is refused while `renderRoute` is off (the reference gates `POST /render-template` on it). */
 export const RENDER_ROUTE_ACTION = 'Using the render template route';
+
+/** What the reference says is refused while `taskQueueCompactionRoute` is off. */
+export const TASK_QUEUE_COMPACTION_ACTION = 'Using the /tasks/compact route';
 
 /** What the reference says is refused while `getTaskDocumentsRoute` is off. */
 export const TASK_DOCUMENTS_ACTION = 'Getting the documents of an enqueued task';

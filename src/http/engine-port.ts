@@ -76,6 +76,8 @@ export interface HttpEngine {
   taskDocuments(uid: number): AsyncIterable<Document>;
   cancelTasks(f: TaskFilter): Promise<SummarizedTask>;
   deleteTasks(f: TaskFilter): Promise<SummarizedTask>;
+  /** `POST /tasks/compact` (throws `feature_not_enabled` while the flag is off). */
+  compactTaskQueue?(): Promise<{ preSize: number; postSize: number }>;
   getBatches(q: TaskListQuery, scope?: TaskScope): CursorPage<Batch>;
   getBatch(uid: number): Batch;
   getExperimentalFeatures(): ExperimentalFeatures;

@@ -23,6 +23,7 @@ const FLAGS = [
   'multimodal',
   'network',
   'renderRoute',
+  'taskQueueCompactionRoute',
   'vectorStoreSetting',
 ];
 

@@ -27,6 +27,7 @@ export const ACTIONS = [
   'tasks.cancel',
   'tasks.delete',
   'tasks.get',
+  'tasks.compact',
   'settings.*',
   'settings.get',
   'settings.update',

@@ -16,7 +16,7 @@
  */
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database, RootDatabase, Transaction } from 'lmdb';
 import { SearchError } from '../errors.js';
 import { holdInsideCompaction } from '../tasks/fault-injection.js';
 import { openIndexEnvironment, type IndexStore } from './store.js';
@@ -55,19 +55,24 @@ export async function writeCompactedCopy(store: IndexStore, target: string, opti
 }
 
 /** The named databases of an environment: the keys of its root database. */
-function databaseNames(env: RootDatabase): string[] {
+export function databaseNames(env: RootDatabase): string[] {
   const names: string[] = [];
   for (const key of env.getKeys()) if (typeof key === 'string') names.push(key);
   return names;
 }
 
-function copyDatabase(
+/**
+ * Copy one database key by key into `copy` (a database of `out`, empty). `transaction`: a read
+ * transaction to copy from (a snapshot of a live environment); by default the thread's reads.
+ */
+export function copyDatabase(
   source: Database<Buffer, Buffer | number>,
   copy: Database<Buffer, Buffer | number>,
   out: RootDatabase,
   dupSort: boolean,
   batchEntries: number,
   batchBytes: number,
+  transaction?: Transaction,
 ): void {
   let batch: Array<[Buffer | number, Buffer]> = [];
   let bytes = 0;
@@ -86,7 +91,7 @@ function copyDatabase(
       }
     });
   };
-  for (const { key, value } of source.getRange()) {
+  for (const { key, value } of source.getRange(transaction ? { transaction } : {})) {
     const k = typeof key === 'number' ? key : Buffer.from(key);
     const v = Buffer.from(value);
     batch.push([k, v]);

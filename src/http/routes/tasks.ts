@@ -1,7 +1,9 @@
 /** `/tasks`: list, get one, the documents of one, cancel and delete by filter. */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { featureNotEnabled, TASK_DOCUMENTS_ACTION } from '../../engine/experimental-features.js';
+import { featureNotEnabled, TASK_DOCUMENTS_ACTION, TASK_QUEUE_COMPACTION_ACTION } from '../../engine/experimental-features.js';
+import { SearchError, toSearchError } from '../../engine/errors.js';
+import { exactSize } from '../../engine/wire/size.js';
 import type { Document } from '../../engine/types.js';
 import type { HttpEngine } from '../engine-port.js';
 import { checkKnownParams, parseUint } from '../query-params.js';
@@ -38,6 +40,26 @@ export function taskRoutes(app: FastifyInstance, engine: HttpEngine): void {
       const documents = engine.taskDocuments(uid);
       reply.type('application/x-ndjson');
       return Readable.from(ndjsonLines(documents));
+    },
+  });
+  // Synchronous and not a task, as in the reference: the sizes, or 500 with the reason.
+  addRoute(app, {
+    method: 'POST',
+    url: '/tasks/compact',
+    action: 'tasks.compact',
+    handler: async ({ reply, query }) => {
+      checkKnownParams(query, []);
+      if (!engine.getExperimentalFeatures().taskQueueCompactionRoute) throw featureNotEnabled('taskQueueCompactionRoute', TASK_QUEUE_COMPACTION_ACTION);
+      if (!engine.compactTaskQueue) throw new SearchError('internal', 'This server cannot compact its task queue.');
+      try {
+        const { preSize, postSize } = await engine.compactTaskQueue();
+        return { preSize: exactSize(preSize), postSize: exactSize(postSize), status: 'succeeded', actionRequired: 'you must restart your instance' };
+      } catch (error) {
+        const failure = toSearchError(error);
+        if (failure.status < 500) throw failure;
+        reply.code(500);
+        return { status: 'failed', errorMessage: failure.message };
+      }
     },
   });
   // Cancelation and deletion are tasks themselves but answer 200, as the reference does.
