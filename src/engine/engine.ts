@@ -16,7 +16,7 @@ import { batchPayloadBytes, defaultIndexingMemory } from './tasks/batch-budget.j
 import { SearchError } from './errors.js';
 import { emptyDocumentFilter, parseFilter } from './search/filter/parser.js';
 import {
-  activePins,
+  activeEffects,
   applyRuleUpdate,
   listRules,
   parseRuleListQuery,
@@ -28,8 +28,9 @@ import {
   type RuleUpdate,
 } from './search-rules/rules.js';
 import { ruleWords } from './search-rules/words.js';
-import type { PinResolver } from './search/search.js';
+import type { RuleResolver } from './search/search.js';
 import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, TASK_QUEUE_COMPACTION_ACTION, type ExperimentalFeatures } from './experimental-features.js';
+import { filterBranches, type FilterBranches } from './search-rules/filter-condition.js';
 import { applyPendingTaskQueueCompaction, compactTaskQueue, type TaskQueueCompaction } from './tasks/queue-compaction.js';
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
@@ -634,7 +635,7 @@ export class Engine {
   /** `POST /indexes/:uid/search`: keyword, vector or hybrid search depending on the body. */
   async search(uid: string, body: unknown, options: ReadOptions = {}): Promise<HybridSearchResponse> {
     const index = this.indexes.get(uid);
-    const response = await searchWithVectors(index, body, undefined, { pins: this.pinResolver(), serialized: options.serialized === true });
+    const response = await searchWithVectors(index, body, undefined, { rules: this.ruleResolver(), serialized: options.serialized === true });
     this.hydrate(response.hits, index, options);
     return response;
   }
@@ -652,8 +653,8 @@ export class Engine {
 
   /** `POST /multi-search`: several searches at once, or one federated (merged) result list. */
   async multiSearch(body: unknown, options: ReadOptions = {}): Promise<MultiSearchResponse> {
-    const pins = this.pinResolver();
-    const response = await multiSearch((uid) => this.indexes.get(uid), body, (index, query) => searchWithVectors(index, query, undefined, { pins }));
+    const rules = this.ruleResolver();
+    const response = await multiSearch((uid) => this.indexes.get(uid), body, (index, query) => searchWithVectors(index, query, undefined, { rules }), rules);
     if ('results' in response) for (const result of response.results) this.hydrate(result.hits, this.indexes.get(result.indexUid), options);
     else {
       const byIndex = new Map<string, Document[]>();
@@ -739,13 +740,19 @@ export class Engine {
   }
 
   /** The rules apply to searches only while the feature is on, as in the reference. */
-  private pinResolver(): PinResolver | undefined {
+  private ruleResolver(): RuleResolver | undefined {
     if (!this.features.enabled('dynamicSearchRules') || this.searchRules.isEmpty()) return undefined;
     const rules = this.searchRules.all();
     const now = Date.now();
-    return (index, q) => {
+    return (index, q, filter) => {
       const words = (text: string) => ruleWords(text, index.settings);
-      return activePins(rules, index.uid, words(q), now, words);
+      let branches: FilterBranches = null;
+      try {
+        branches = filterBranches(parseFilter(filter));
+      } catch {
+        // a malformed filter fails the search itself with its own error
+      }
+      return activeEffects(rules, { indexUid: index.uid, queryWords: words(q), filter: branches, now }, words);
     };
   }
 

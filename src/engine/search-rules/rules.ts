@@ -6,7 +6,7 @@
  * A rule, as the reference shapes it since 1.50:
  *
  *   { uid, description?, precedence?, active, lastUpdatedAt,
- *     conditions: { query?: { isEmpty?, words? }, time?: { start?, end? } },
+ *     conditions: { query?: { isEmpty?, words? }, time?: { start?, end? }, filter?: { values } },
  *     actions: { pin?: [{ indexUid?, id, position }], scale?: [{ indexUid?, ids?, filter?, weight }] } }
  *
  * Rules live in the task store's environment (one write transaction with the task that changes
@@ -14,6 +14,8 @@
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { SearchError } from '../errors.js';
+import { parseFilter } from '../search/filter/parser.js';
+import { filterConditionHolds, type FilterBranches } from './filter-condition.js';
 
 export interface PinAction {
   indexUid?: string;
@@ -28,9 +30,14 @@ export interface ScaleAction {
   weight: number;
 }
 
+/** A facet value a rule's filter condition names (see filter-condition.ts). */
+export type FacetValue = string | number | boolean;
+
 export interface RuleConditions {
   query?: { isEmpty?: boolean; words?: string };
   time?: { start?: string; end?: string };
+  /** Active when one branch of the search's filter resolves each of these facets to its value. */
+  filter?: { values: Record<string, FacetValue> };
 }
 
 export interface DynamicSearchRule {
@@ -108,7 +115,7 @@ export function parseRuleUpdate(body: unknown): RuleUpdate {
 function parseConditions(value: unknown): RuleConditions {
   const code = 'invalid_dynamic_search_rule_conditions';
   if (!isObject(value)) throw expected('.conditions', code, 'an object', value);
-  onlyFields(value, ['query', 'time'], 'conditions', code);
+  onlyFields(value, ['query', 'time', 'filter'], 'conditions', code);
   const out: RuleConditions = {};
   if (value.query !== undefined && value.query !== null) {
     const q = value.query;
@@ -142,6 +149,20 @@ function parseConditions(value: unknown): RuleConditions {
     if (time.start && time.end && Date.parse(time.start) > Date.parse(time.end)) throw bad('.conditions.time', code, '`start` is after `end`');
     out.time = time;
   }
+  if (value.filter !== undefined && value.filter !== null) {
+    const f = value.filter;
+    if (!isObject(f)) throw expected('.conditions.filter', code, 'an object', f);
+    onlyFields(f, ['values'], 'conditions.filter', code);
+    if (!isObject(f.values)) throw expected('.conditions.filter.values', code, 'an object', f.values ?? null);
+    const values: Record<string, FacetValue> = {};
+    for (const [field, v] of Object.entries(f.values)) {
+      if (field === '') throw bad('.conditions.filter.values', code, 'a facet name cannot be empty');
+      if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))))
+        throw expected(`.conditions.filter.values.${field}`, code, 'a string, a number or a boolean', v);
+      values[field] = v;
+    }
+    if (Object.keys(values).length > 0) out.filter = { values };
+  }
   return out;
 }
 
@@ -171,7 +192,16 @@ function parseActions(value: unknown): DynamicSearchRule['actions'] {
       if (typeof s.weight !== 'number' || !Number.isFinite(s.weight) || s.weight < 0) throw expected(`${at}.weight`, code, 'a positive number', s.weight ?? null);
       const ids = s.ids === undefined || s.ids === null ? undefined : s.ids;
       if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === 'string'))) throw expected(`${at}.ids`, code, 'an array of strings', ids);
-      const emptyFilter = s.filter === undefined || s.filter === null || s.filter === '' || (Array.isArray(s.filter) && s.filter.length === 0);
+      // the filter is checked now, as the reference does; whether its attributes are filterable is
+      // a matter of each searched index (an action whose filter an index cannot evaluate selects nothing there)
+      let emptyFilter = s.filter === undefined || s.filter === null;
+      if (!emptyFilter) {
+        try {
+          emptyFilter = parseFilter(s.filter, code) === null;
+        } catch (error) {
+          throw new SearchError(code, `invalid \`.actions.scale[${i}].filter\`: ${(error as Error).message}`);
+        }
+      }
       if (emptyFilter && (!ids || ids.length === 0)) throw new SearchError(code, `invalid \`.actions.scale[${i}]\`: one of \`filter\` or \`ids\` must be a non-empty valid value.`);
       return {
         ...(typeof s.indexUid === 'string' ? { indexUid: s.indexUid } : {}),
@@ -308,34 +338,66 @@ export interface Pin {
   position: number;
 }
 
+/** A scale action of an active rule, for one index: the documents it selects and their weight. */
+export interface Scale {
+  ids?: string[];
+  filter?: unknown;
+  weight: number;
+}
+
+/** What the active rules do to one search. */
+export interface RuleEffects {
+  pins: Pin[];
+  scales: Scale[];
+}
+
+/** What a search brings to the rules' conditions. */
+export interface SearchFacts {
+  indexUid: string;
+  queryWords: readonly string[];
+  /** The search's filter, parsed (null: none); see filter-condition.ts. */
+  filter: FilterBranches;
+  now: number;
+}
+
+/** Most rules' actions one search applies, as the reference bounds them (its "fuel"). */
+const MAX_ACTIVE_RULES = 100;
+
 /**
- * The pins of the rules active for a search of `indexUid` with these query words at `now`:
- * rules by ascending precedence (rules without one last), each document pinned once, by the
- * first rule that pins it.
+ * The effects of the rules active for a search: rules by ascending precedence (rules without one
+ * last), each document pinned once, by the first rule that pins it; every scale action of every
+ * active rule (their weights multiply where they overlap).
  */
-export function activePins(rules: DynamicSearchRule[], indexUid: string, queryWords: readonly string[], now: number, words: (text: string) => string[]): Pin[] {
-  const present = new Set(queryWords);
+export function activeEffects(rules: DynamicSearchRule[], facts: SearchFacts, words: (text: string) => string[]): RuleEffects {
+  const present = new Set(facts.queryWords);
   const active = rules.filter((rule) => {
     if (!rule.active) return false;
-    const { query, time } = rule.conditions;
-    if (time?.start && Date.parse(time.start) > now) return false;
-    if (time?.end && Date.parse(time.end) < now) return false;
+    const { query, time, filter } = rule.conditions;
+    if (time?.start && Date.parse(time.start) > facts.now) return false;
+    if (time?.end && Date.parse(time.end) < facts.now) return false;
     if (query?.isEmpty === true && present.size > 0) return false;
     if (query?.isEmpty === false && present.size === 0) return false;
     if (query?.words !== undefined && !words(query.words).every((w) => present.has(w))) return false;
+    if (filter && !filterConditionHolds(filter.values, facts.filter)) return false;
     return true;
   });
   active.sort((a, b) => (a.precedence ?? Number.MAX_SAFE_INTEGER) - (b.precedence ?? Number.MAX_SAFE_INTEGER) || a.uid.localeCompare(b.uid));
   const seen = new Set<string>();
   const pins: Pin[] = [];
-  for (const rule of active)
+  const scales: Scale[] = [];
+  for (const rule of active.slice(0, MAX_ACTIVE_RULES)) {
     for (const pin of rule.actions.pin ?? []) {
-      if (pin.indexUid !== undefined && pin.indexUid !== indexUid) continue;
+      if (pin.indexUid !== undefined && pin.indexUid !== facts.indexUid) continue;
       if (seen.has(pin.id)) continue;
       seen.add(pin.id);
       pins.push({ id: pin.id, position: pin.position });
     }
-  return pins;
+    for (const scale of rule.actions.scale ?? []) {
+      if (scale.indexUid !== undefined && scale.indexUid !== facts.indexUid) continue;
+      scales.push({ ...(scale.ids ? { ids: scale.ids } : {}), ...(scale.filter !== undefined ? { filter: scale.filter } : {}), weight: scale.weight });
+    }
+  }
+  return { pins, scales };
 }
 
 /**

@@ -29,6 +29,7 @@ import { vectorsExtension, type VectorsExtension } from '../vector/extension.js'
 import type { RuleDetail } from './ranking/score.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, type SearchParams } from './params.js';
+import { rankWithRules } from '../search-rules/apply.js';
 import { keywordSearch, pagination, presentHit, search, setPaginationFields, type KeywordResult, type SearchOptions, type SearchResponse } from './search.js';
 import { computeFacets, distinctFilter } from './seams.js';
 import { NO_TRACE, PerformanceTrace } from './performance.js';
@@ -365,29 +366,45 @@ export async function searchWithVectors(
   const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
   const distinctField = params.distinct ?? settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
-  const keyword: KeywordRanker = ({ limit }) => {
-    const result = keywordSearch(index, params, limit, trace);
-    terms = result.terms;
-    return { hits: result.hits, candidates: result.candidates };
-  };
-  const result = await hybridSearch(
+  const effects = options.rules ? trace.stage('dynamic search rules', () => options.rules!(index, params.q ?? '', params.filter)) : null;
+  const ruledSearch = effects !== null && (effects.pins.length > 0 || effects.scales.length > 0);
+  // with rules, each part is ranked from the top and the page is cut from the merged list
+  const want = paging.want + (effects?.pins.length ?? 0);
+  let semanticHitCount = 0;
+  const ruled = await rankWithRules(
     index,
-    {
-      q: params.q,
-      offset: paging.skip,
-      limit: paging.take,
-      filter,
-      rankingScoreThreshold: params.rankingScoreThreshold,
-      semantic,
-      distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
-      trace,
+    effects,
+    () => filter ?? index.store.docids(),
+    async (restrict) => {
+      const part = await hybridSearch(
+        index,
+        {
+          q: params.q,
+          offset: ruledSearch ? 0 : paging.skip,
+          limit: ruledSearch ? want : paging.take,
+          filter: restrict ? restrict(filter ?? index.store.docids()) : filter,
+          rankingScoreThreshold: params.rankingScoreThreshold,
+          semantic,
+          distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+          trace,
+        },
+        ({ limit }) => {
+          const result = keywordSearch(index, params, limit, trace, restrict);
+          terms = result.terms;
+          return { hits: result.hits, candidates: result.candidates };
+        },
+        extension,
+      );
+      semanticHitCount += part.semanticHitCount;
+      return { hits: part.hits, candidates: part.candidates, total: part.candidates.size };
     },
-    keyword,
-    extension,
   );
+  const page = ruledSearch ? ruled.hits.slice(paging.skip, paging.skip + paging.take) : ruled.hits;
+  if (ruledSearch) semanticHitCount = page.filter((h) => (h as { semantic?: boolean }).semantic === true).length;
+  const result = { hits: page, candidates: ruled.candidates, semanticHitCount };
   const hits = trace.stage('format', () => result.hits.map((h) => presentHit(index, h, params, terms, options.serialized === true)));
   const response: HybridSearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
-  setPaginationFields(response, paging, params, Math.min(result.candidates.size, settings.pagination.maxTotalHits));
+  setPaginationFields(response, paging, params, Math.min(ruled.total, settings.pagination.maxTotalHits));
   if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));
   response.semanticHitCount = result.semanticHitCount;
   const elapsed = performance.now() - started;

@@ -7,7 +7,9 @@
 import { SearchError } from '../errors.js';
 import type { Index } from '../index/index.js';
 import { parseSearchParams, SEARCH_FIELDS, type SearchParams } from './params.js';
-import { keywordSearch, presentHit, search, type Hit, type KeywordResult, type PaginationFields, type SearchResponse } from './search.js';
+import { keywordPart, keywordSearch, presentHit, search, type Hit, type KeywordResult, type PaginationFields, type RuleResolver, type SearchResponse } from './search.js';
+import { rankWithRules, rankWithRulesSync } from '../search-rules/apply.js';
+import { placePins } from '../search-rules/rules.js';
 import { computeFacets, distinctFilter, type FacetResult } from './seams.js';
 import { hybridSearch, parseSemanticParams } from './hybrid.js';
 import { RoaringBitmap32, type Bitmap } from '../index/store.js';
@@ -89,7 +91,8 @@ function readQueries(body: Record<string, unknown>, federated: boolean): QuerySp
   });
 }
 
-export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, searchOne: SearchOne = search): Promise<MultiSearchResponse> {
+/** `rules`: dynamic search rules for the federated path (`searchOne` applies them to each query otherwise). */
+export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, searchOne: SearchOne = search, rules?: RuleResolver): Promise<MultiSearchResponse> {
   if (!isObject(body)) throw new SearchError('bad_request', 'Invalid value type: expected an object');
   for (const key of Object.keys(body)) {
     if (key !== 'queries' && key !== 'federation') throw new SearchError('bad_request', `Unknown field \`${key}\`: expected one of \`queries\`, \`federation\``);
@@ -113,7 +116,7 @@ export async function multiSearch(resolveIndex: ResolveIndex, body: unknown, sea
     return { results };
   }
   if (!isObject(federation)) throw new SearchError('invalid_multi_search_federation', 'Invalid value type at `.federation`: expected an object');
-  return federatedSearch(resolveIndex, readQueries(body, true), federation);
+  return federatedSearch(resolveIndex, readQueries(body, true), federation, rules);
 }
 
 const FEDERATION_FIELDS = ['offset', 'limit', 'page', 'hitsPerPage', 'facetsByIndex', 'mergeFacets', 'distinct', 'showPerformanceDetails'];
@@ -227,11 +230,12 @@ class Turn {
   }
 }
 
-async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace) {
+async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], f: FederationSpec, trace: PerformanceTrace, rules?: RuleResolver) {
   const needed = f.skip + f.take;
   let want = needed;
   for (;;) {
     const all: Candidate[] = [];
+    const pinned: Array<{ hit: Candidate; position: number }> = [];
     const matched: Bitmap[] = [];
     let total = 0;
     let exhausted = true;
@@ -244,7 +248,7 @@ async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], 
       const queryTrace = trace.child(`queries[${i}]`);
       let result: RankedQuery;
       try {
-        result = await rankQuery(index, params, want, queryTrace);
+        result = await rankQuery(index, params, want, queryTrace, rules);
       } catch (e) {
         if (e instanceof SearchError) throw new SearchError(e.code, `Inside \`.queries[${i}]\`: ${e.message}`);
         throw e;
@@ -252,11 +256,13 @@ async function mergedCandidates(resolveIndex: ResolveIndex, specs: QuerySpec[], 
       total += Math.min(result.totalHits, index.settings.pagination.maxTotalHits);
       matched.push(result.candidates);
       if (result.hits.length >= want) exhausted = false;
-      for (const hit of result.hits) all.push({ query: i, index, params, hit, weighted: hit.score * spec.weight, terms: result.terms });
+      for (const hit of result.hits) all.push({ query: i, index, params, hit, weighted: hit.score * (hit.scale ?? 1) * spec.weight, terms: result.terms });
+      for (const pin of result.pins) pinned.push({ hit: { query: i, index, params, hit: pin.hit, weighted: pin.hit.score * spec.weight, terms: result.terms }, position: pin.position });
     }
     const merged = trace.stage('merge results', () => {
       all.sort((a, b) => b.weighted - a.weighted || a.query - b.query);
-      return f.distinct === null ? all : keepDistinct(all, f.distinct);
+      // pins keep their positions in the merged list (queries in order, each in its rules' precedence)
+      return placePins(f.distinct === null ? all : keepDistinct(all, f.distinct), pinned);
     });
     // Bounded: a field with few distinct values among many hits would otherwise re-rank without end.
     if (merged.length >= needed || exhausted || f.distinct === null || want >= needed * MAX_DISTINCT_WIDENING) return { merged, total, matched };
@@ -270,6 +276,8 @@ interface RankedQuery {
   candidates: Bitmap;
   totalHits: number;
   terms: KeywordResult['terms'];
+  /** Documents dynamic search rules pin, with their positions (not in `hits`). */
+  pins: Array<{ hit: RankedHit; position: number }>;
 }
 
 /**
@@ -277,31 +285,39 @@ interface RankedQuery {
  * `vector`), so that a federated query ranks exactly as the same query sent alone would, its
  * `rankingScoreThreshold` included.
  */
-async function rankQuery(index: Index, params: SearchParams, want: number, trace: PerformanceTrace): Promise<RankedQuery> {
+async function rankQuery(index: Index, params: SearchParams, want: number, trace: PerformanceTrace, rules?: RuleResolver): Promise<RankedQuery> {
+  const effects = rules ? trace.stage('dynamic search rules', () => rules(index, params.q ?? '', params.filter)) : null;
+  const filtered = () => (params.filter !== null ? index.filterDocids(params.filter, 'invalid_search_filter') : index.store.docids());
   const semantic = parseSemanticParams({ hybrid: params.hybrid, vector: params.vector }, index.settings);
-  if (!semantic || semantic.semanticRatio === 0) return keywordSearch(index, params, want, trace);
+  if (!semantic || semantic.semanticRatio === 0) {
+    const ruled = rankWithRulesSync(index, effects, filtered, (restrict) => keywordPart(keywordSearch(index, params, want, trace, restrict)));
+    return { hits: ruled.organic, pins: ruled.pins, candidates: ruled.candidates, totalHits: ruled.total, terms: ruled.main.terms };
+  }
   const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
   const distinctField = params.distinct ?? index.settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
-  const result = await hybridSearch(
-    index,
-    {
-      q: params.q,
-      offset: 0,
-      limit: want,
-      filter,
-      rankingScoreThreshold: params.rankingScoreThreshold,
-      semantic,
-      distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
-      trace,
-    },
-    ({ limit }) => {
-      const kw = keywordSearch(index, params, limit, trace);
-      terms = kw.terms;
-      return { hits: kw.hits, candidates: kw.candidates };
-    },
-  );
-  return { hits: result.hits, candidates: result.candidates, totalHits: result.candidates.size, terms };
+  const ruled = await rankWithRules(index, effects, filtered, async (restrict) => {
+    const result = await hybridSearch(
+      index,
+      {
+        q: params.q,
+        offset: 0,
+        limit: want,
+        filter: restrict ? restrict(filter ?? index.store.docids()) : filter,
+        rankingScoreThreshold: params.rankingScoreThreshold,
+        semantic,
+        distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+        trace,
+      },
+      ({ limit }) => {
+        const kw = keywordSearch(index, params, limit, trace, restrict);
+        terms = kw.terms;
+        return { hits: kw.hits, candidates: kw.candidates };
+      },
+    );
+    return { hits: result.hits, candidates: result.candidates, total: result.candidates.size };
+  });
+  return { hits: ruled.organic, pins: ruled.pins, candidates: ruled.candidates, totalHits: ruled.total, terms };
 }
 
 function keepDistinct(candidates: Candidate[], field: string): Candidate[] {
@@ -316,11 +332,11 @@ function keepDistinct(candidates: Candidate[], field: string): Candidate[] {
   });
 }
 
-async function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>): Promise<FederatedResponse> {
+async function federatedSearch(resolveIndex: ResolveIndex, specs: QuerySpec[], federation: Record<string, unknown>, rules?: RuleResolver): Promise<FederatedResponse> {
   const started = performance.now();
   const f = readFederation(federation, specs);
   const trace = new PerformanceTrace(f.showPerformanceDetails, 'federating results');
-  const { merged, total, matched } = await mergedCandidates(resolveIndex, specs, f, trace);
+  const { merged, total, matched } = await mergedCandidates(resolveIndex, specs, f, trace, rules);
   const page = merged.slice(f.skip, f.skip + f.take);
   const hits = trace.stage('format', () =>
     page.map((c) => {

@@ -6,7 +6,8 @@
 import roaring from 'roaring';
 import { SearchError } from '../errors.js';
 import type { Index } from '../index/index.js';
-import { placePins } from '../search-rules/rules.js';
+import type { RuleEffects } from '../search-rules/rules.js';
+import { rankWithRulesSync, type RankedPart } from '../search-rules/apply.js';
 import type { Bitmap } from '../index/store.js';
 import type { Settings } from '../settings/types.js';
 import type { Document } from '../types.js';
@@ -65,12 +66,12 @@ export interface KeywordResult {
   degraded: boolean;
 }
 
-/** The documents dynamic search rules pin for this search (see search-rules/rules.ts). */
-export type PinResolver = (index: Index, q: string) => Array<{ id: string; position: number }>;
+/** What dynamic search rules do to a search of `index` with this query and filter (see search-rules/). */
+export type RuleResolver = (index: Index, q: string, filter: unknown) => RuleEffects | null;
 
 export interface SearchOptions {
-  /** Dynamic search rules' pins (see search-rules/rules.ts). */
-  pins?: PinResolver;
+  /** Dynamic search rules (see search-rules/apply.ts). */
+  rules?: RuleResolver;
   /** The response will only be turned into JSON (see presentHit). */
   serialized?: boolean;
 }
@@ -81,24 +82,23 @@ export function search(index: Index, body: unknown, options: SearchOptions = {})
   const settings = index.settings;
   const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
-  const pins = options.pins ? trace.stage('dynamic search rules', () => pinnedHits(index, params, options.pins!)) : [];
-  const result = keywordSearch(index, params, paging.want + pins.length, trace);
-  let ranked = result.hits;
-  let total = result.totalHits;
-  if (pins.length > 0) {
-    const pinned = new Set(pins.map((p) => p.hit.docid));
-    ranked = placePins(
-      ranked.filter((h) => !pinned.has(h.docid)),
-      pins,
-    );
-    total += pins.filter((p) => !result.candidates.has(p.hit.docid)).length;
-  }
+  const effects = options.rules ? trace.stage('dynamic search rules', () => options.rules!(index, params.q ?? '', params.filter)) : null;
+  const want = paging.want + (effects?.pins.length ?? 0);
+  const ruled = rankWithRulesSync(
+    index,
+    effects,
+    () => (params.filter !== null ? filterDocids(index, params.filter) : index.store.docids()),
+    (restrict) => keywordPart(keywordSearch(index, params, want, trace, restrict)),
+  );
+  const ranked = ruled.hits;
+  const total = ruled.total;
+  const result = ruled.main;
   const hits = trace.stage('format', () =>
     ranked.slice(paging.skip, paging.skip + paging.take).map((h) => presentHit(index, h, params, result.terms, options.serialized === true)),
   );
   const response: SearchResponse = { hits, query: params.q ?? '', processingTimeMs: 0 };
   setPaginationFields(response, paging, params, Math.min(total, settings.pagination.maxTotalHits));
-  if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, result.candidates, params.facets!, settings)));
+  if (params.facets) Object.assign(response, trace.stage('facet distribution', () => computeFacets(index, ruled.candidates, params.facets!, settings)));
   const elapsed = performance.now() - started;
   response.processingTimeMs = Math.round(elapsed);
   if (trace.enabled) {
@@ -108,22 +108,9 @@ export function search(index: Index, body: unknown, options: SearchOptions = {})
   return response;
 }
 
-/**
- * The pinned documents of this search, as ranked hits: a pinned document must exist in the index
- * and pass the search's filter (pinning never shows what a filter or a tenant token hides);
- * it need not match the query words.
- */
-function pinnedHits(index: Index, params: SearchParams, resolve: PinResolver): Array<{ hit: RankedHit; position: number }> {
-  const pins = resolve(index, params.q ?? '');
-  if (pins.length === 0) return [];
-  const universe = params.filter !== null ? filterDocids(index, params.filter) : index.store.docids();
-  const out: Array<{ hit: RankedHit; position: number }> = [];
-  for (const pin of pins) {
-    const docid = index.store.docidOf(pin.id);
-    if (docid === undefined || !universe.has(docid)) continue;
-    out.push({ hit: { docid, score: 1, details: [] }, position: pin.position });
-  }
-  return out;
+/** A keyword result as one part of a ruled ranking (search-rules/apply.ts). */
+export function keywordPart(result: KeywordResult): KeywordResult & RankedPart {
+  return Object.assign(result, { total: result.totalHits });
 }
 
 export interface Paging {
@@ -202,13 +189,20 @@ function rankingRules(settings: Settings, params: SearchParams, placeholder: boo
   return rules;
 }
 
-export function keywordSearch(index: Index, params: SearchParams, want: number, trace: PerformanceTrace = NO_TRACE): KeywordResult {
+export function keywordSearch(
+  index: Index,
+  params: SearchParams,
+  want: number,
+  trace: PerformanceTrace = NO_TRACE,
+  restrict: ((universe: Bitmap) => Bitmap) | null = null,
+): KeywordResult {
   const settings = index.settings;
   const store = index.store;
   const started = Date.now();
   const analyzer = analyzerFor(settings);
   const reader = keywordReader(store);
-  const universe: Bitmap = params.filter !== null ? trace.stage('evaluate filter', () => filterDocids(index, params.filter)) : store.docids();
+  const filtered: Bitmap = params.filter !== null ? trace.stage('evaluate filter', () => filterDocids(index, params.filter)) : store.docids();
+  const universe = restrict ? restrict(filtered) : filtered;
   const parsed = trace.stage('tokenize query', () => parseQuery(params.q ?? '', analyzer, params.locales));
   const { terms, candidates, paths, fids } = trace.stage('evaluate query', () => evaluateQuery(params, settings, parsed, universe, reader, analyzer));
   const placeholder = terms.length === 0;
@@ -343,7 +337,11 @@ export function presentHit(index: Index, hit: RankedHit, params: SearchParams, t
   const geoDistance = params.sort ? hitGeoDistance(index.store, hit.docid, parseSortParam(params.sort, settings)) : undefined;
   if (geoDistance !== undefined) extras._geoDistance = Math.round(geoDistance);
   if (params.showRankingScore) extras._rankingScore = hit.score;
-  if (params.showRankingScoreDetails) extras._rankingScoreDetails = detailsObject(hit.details);
+  if (params.showRankingScoreDetails) {
+    extras._rankingScoreDetails = detailsObject(hit.details);
+    // the combined weight of the dynamic search rules' scale actions that selected the hit
+    if (hit.scale !== undefined) extras._rankingScoreDetails = { scale: { weight: hit.scale }, ...extras._rankingScoreDetails };
+  }
   // Foreign keys replace ids in hits after this (Engine.hydrate): the cached bytes would not follow.
   const whole = (params.attributesToRetrieve === null || params.attributesToRetrieve.includes('*')) && !params.retrieveVectors;
   if (serialized && whole && settings.foreignKeys.length === 0) {

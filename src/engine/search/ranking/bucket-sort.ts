@@ -12,6 +12,8 @@ export interface RankedHit {
   docid: number;
   details: RuleDetail[];
   score: number;
+  /** The weight dynamic search rules' scale actions gave the hit (absent: 1); see search-rules/apply.ts. */
+  scale?: number;
 }
 
 export interface BucketSortResult {
