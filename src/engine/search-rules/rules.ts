@@ -1,7 +1,8 @@
 /**
  * Dynamic search rules (the reference's `dynamicSearchRules` experimental feature, `PATCH
  * /dynamic-search-rules/:uid`): instance-wide rules that, when their conditions hold for a
- * search, pin chosen documents at fixed positions of its results.
+ * search, pin chosen documents at fixed positions of its results and scale the ranking of others
+ * (applied by apply.ts; the filter condition is read by filter-condition.ts).
  *
  * A rule, as the reference shapes it since 1.50:
  *
