@@ -58,12 +58,14 @@ export function localesFor(path: string, rules: readonly LocalizedAttributeRule[
 }
 
 /**
- * Attribute rank of a field: its position in `searchableAttributes`, or, with `*`, the order in
- * which fields were first seen (their field id).
+ * Attribute rank of a field: its position in `searchableAttributes`. With the default `*`, every
+ * field has the same rank, as in the reference (its weights map gives every field weight 0 when
+ * no searchable attributes are set): the order in which fields were first seen does not rank.
  */
-export function attributeRank(path: string, fid: number, settings: Settings): number {
+export function attributeRank(path: string, _fid: number, settings: Settings): number {
   const searchable = settings.searchableAttributes;
-  if (searchable.includes('*')) return fid;
-  const i = searchable.findIndex((p) => coversPath(p, path));
-  return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  const i = searchable.findIndex((p) => p !== '*' && coversPath(p, path));
+  if (i >= 0) return i;
+  const star = searchable.indexOf('*');
+  return star >= 0 ? star : Number.MAX_SAFE_INTEGER;
 }
