@@ -10,7 +10,7 @@ import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 
 const DATA = '../shared/data/movies.json';
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const { Engine } = await import('../dist/src/engine/engine.js');
 
 const films = JSON.parse(readFileSync(DATA, 'utf8')).slice(0, 10_000);
@@ -37,6 +37,7 @@ async function searches() {
   return ms;
 }
 await searches(); // warm up
+await searches();
 const peer = await searches();
 const rows = [['no rules (peer)', peer]];
 await wait(await engine.updateSearchRule('pin', { actions: { pin: [{ id: String(films[9_999].id), position: 0 }] } }));
@@ -46,6 +47,8 @@ await wait(await engine.updateSearchRule('scale', { actions: { scale: [{ filter:
 rows.push(['scale by filter (Drama x2)', await searches()]);
 await wait(await engine.updateSearchRule('scale2', { actions: { scale: [{ filter: 'year > 2000', weight: 0.5 }] } }));
 rows.push(['two overlapping scales', await searches()]);
+await wait(await engine.clearSearchRules());
+rows.push(['no rules again (noise)', await searches()]);
 
 console.log(`search rules, ${films.length} films, ${QUERIES.length * RUNS} keyword searches each, load average ${loadavg()[0].toFixed(2)}`);
 for (const [name, ms] of rows) console.log(`  ${name.padEnd(28)} ${ms.toFixed(0).padStart(6)} ms CPU  ${(ms / peer).toFixed(2)}x`);
