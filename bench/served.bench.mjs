@@ -29,8 +29,11 @@
  *     documents (`generated-docs.mjs`, as keyword-200k.bench.js: ten NDJSON payloads of 20,000).
  *   T "as you type": every keystroke of the as-typed query set (typed-queries.mjs, 441 searches)
  *     sent one at a time over HTTP to an idle server holding the movies (4 JSON payloads); T200 the
- *     same on the 200,000 documents of D (BENCH_200K=1 only). Peer: MiniSearch in the bench's
- *     process, same documents and keystrokes, no HTTP.
+ *     same on the 200,000 documents of D (BENCH_200K=1 only). Peers: the floor, a bare node:http
+ *     server in its own process answering each keystroke with the bytes we answered it with (same
+ *     client, same keystrokes: what HTTP and the client cost without search); MiniSearch in the
+ *     bench's process, same documents and keystrokes, no HTTP. The server's CPU per keystroke is
+ *     reported for the thread that serves HTTP and for every other thread (/proc).
  *
  * Requests use node's fetch (undici, keep-alive). Connection resets (ECONNRESET) and any other
  * failed request are counted and reported. The client's own event-loop delay is reported too: a
@@ -186,22 +189,34 @@ async function withServer(label, fn) {
   }
 }
 
-/** A bare node:http server in its own process answering every request with `body` (read to its end first). */
-async function startCeiling(body) {
+/**
+ * A bare node:http server in its own process answering every request with `body` (read to its end
+ * first); with `answers` (a Map of request body -> response bytes), each request with the bytes
+ * recorded for its body (the as-you-type floor: our answers, no search).
+ */
+async function startCeiling(body, answers) {
   const dir = tempDir('bench-served-ceiling-');
   const bodyFile = join(dir, 'body.json');
   writeFileSync(bodyFile, body);
+  const answersFile = join(dir, 'answers.json');
+  writeFileSync(answersFile, JSON.stringify(answers ? [...answers].map(([k, v]) => [k, v.toString('base64')]) : []));
   const source = `
     const http = require('node:http');
-    const body = require('node:fs').readFileSync(process.argv[1]);
-    const headers = { 'content-type': 'application/json', 'content-length': body.length };
+    const fs = require('node:fs');
+    const body = fs.readFileSync(process.argv[1]);
+    const answers = new Map(JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
     const server = http.createServer((req, res) => {
-      req.on('data', () => {});
-      req.on('end', () => { res.writeHead(200, headers); res.end(body); });
+      const chunks = [];
+      req.on('data', (chunk) => answers.size && chunks.push(chunk));
+      req.on('end', () => {
+        const out = (answers.size && answers.get(Buffer.concat(chunks).toString())) || body;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
+        res.end(out);
+      });
     });
     server.keepAliveTimeout = 72_000;
     server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));`;
-  const child = spawn(process.execPath, ['-e', source, bodyFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', source, bodyFile, answersFile], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   const port = await new Promise((resolve, reject) => {
     let text = '';
@@ -468,16 +483,28 @@ async function asYouType(name, label, payloads, contentType, docs) {
     await indexPayloads(server, 'typed', payloads, contentType, docs.length);
     const send = (q) => request(`${server.url}/indexes/typed/search`, { method: 'POST', body: JSON.stringify({ q, limit: 20 }), headers: JSON_TYPE });
     for (const q of queries.slice(0, 40)) await send(q); // warm-up
-    const times = [];
-    for (const q of queries) {
-      const t = performance.now();
-      await send(q);
-      times.push(performance.now() - t);
+    const timed = await typeAll(queries, send, server.child.pid);
+    log(`${name}: ${queries.length} keystrokes over HTTP p50 ${f(pct(timed.times, 0.5), 2)} ms, p99 ${f(pct(timed.times, 0.99), 2)} ms, max ${f(timed.times.at(-1), 1)} ms; server CPU per keystroke ${describeThreadCpu(timed.cpu)}`);
+    // The floor: the same client sending the same keystrokes to a bare node:http server that
+    // answers each with the bytes we answered it with (no search, no framework, no thread hop).
+    const answers = new Map();
+    for (const q of queries) answers.set(JSON.stringify({ q, limit: 20 }), Buffer.from((await send(q)).text));
+    const ceiling = await startCeiling(Buffer.from('{}'), answers);
+    try {
+      const sendBare = (q) => request(`${ceiling.url}/indexes/typed/search`, { method: 'POST', body: JSON.stringify({ q, limit: 20 }), headers: JSON_TYPE });
+      for (const q of queries.slice(0, 40)) await sendBare(q);
+      const bare = await typeAll(queries, sendBare, ceiling.pid);
+      log(`${name}: the same keystrokes to a bare node:http server answering our bytes: p50 ${f(pct(bare.times, 0.5), 2)} ms, p99 ${f(pct(bare.times, 0.99), 2)} ms, max ${f(bare.times.at(-1), 1)} ms; its CPU per keystroke ${describeThreadCpu(bare.cpu)}`);
+      for (const [figure, p] of [['p50', 0.5], ['p99', 0.99], ['max', 1]])
+        row(`${name} as you type ${label}`, `keystroke ${figure}`, pct(timed.times, p), 'bare node:http, our bytes, same client', pct(bare.times, p), 'ms', 2);
+      row(`${name} as you type ${label}`, 'server CPU per keystroke (every thread)', timed.cpu.total, 'bare node:http, our bytes', bare.cpu.total, 'µs', 0);
+    } finally {
+      await ceiling.stop();
     }
-    return times.sort((a, b) => a - b);
+    return timed.times;
   });
   // ours first: at 200k the peer takes minutes (seconds per keystroke)
-  log(`${name}: ${queries.length} keystrokes over HTTP p50 ${f(pct(ours, 0.5), 2)} ms, p99 ${f(pct(ours, 0.99), 2)} ms, max ${f(ours.at(-1), 1)} ms; now MiniSearch on the same keystrokes`);
+  log(`${name}: now MiniSearch on the same keystrokes`);
   const { default: MiniSearch } = await import('minisearch');
   const text = (doc, field) => (Array.isArray(doc[field]) ? doc[field].join(' ') : (doc[field] ?? ''));
   const mini = new MiniSearch({ fields: TYPED_FIELDS, storeFields: ['title'], extractField: text });
@@ -492,6 +519,45 @@ async function asYouType(name, label, payloads, contentType, docs) {
   peer.sort((a, b) => a - b);
   for (const [figure, p] of [['p50', 0.5], ['p99', 0.99], ['max', 1]])
     row(`${name} as you type ${label}`, `keystroke ${figure}`, pct(ours, p), 'MiniSearch in-process', pct(peer, p), 'ms', 2);
+}
+
+/** Send every keystroke one at a time: latencies (sorted) and the server's CPU per keystroke by thread (µs). */
+async function typeAll(queries, send, pid) {
+  const before = threadCpuMs(pid);
+  const times = [];
+  for (const q of queries) {
+    const t = performance.now();
+    await send(q);
+    times.push(performance.now() - t);
+  }
+  const after = threadCpuMs(pid);
+  const cpu = { total: undefined, http: undefined, others: undefined };
+  if (before && after) {
+    const per = (ms) => (ms * 1000) / queries.length;
+    cpu.http = per(after.main - before.main);
+    cpu.others = per(after.all - before.all - (after.main - before.main));
+    cpu.total = cpu.http + cpu.others;
+  }
+  return { times: times.sort((a, b) => a - b), cpu };
+}
+
+const describeThreadCpu = (c) =>
+  c.total === undefined ? '-' : `${f(c.total, 0)} µs (the thread that serves HTTP ${f(c.http, 0)}, every other thread ${f(c.others, 0)})`;
+
+/** CPU time (ms) of process `pid`: all its threads, and its main thread (the one that serves HTTP), from /proc (Linux). */
+function threadCpuMs(pid) {
+  const all = processCpuMs(pid);
+  const main = taskCpuMs(pid, pid);
+  return all === undefined || main === undefined ? undefined : { all, main };
+}
+function taskCpuMs(pid, tid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
 async function scenarioT() {

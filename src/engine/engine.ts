@@ -35,6 +35,7 @@ import { applyPendingTaskQueueCompaction, compactTaskQueue, type TaskQueueCompac
 import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
+import { warmQueries } from './search/warm-queries.js';
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
@@ -137,6 +138,11 @@ export interface ReadOptions {
   serialized?: boolean;
 }
 
+/** Keyword warm-up searches every index gets, whatever the time (see `warm`). */
+const WARM_LOADING_QUERIES = 6;
+/** Time after which an engine stops its other keyword warm-up searches (see `warm`). */
+const WARM_KEYWORD_BUDGET_MS = 3_000;
+
 export class Engine {
   readonly dbPath: string;
   readonly instanceUid: string;
@@ -209,12 +215,18 @@ export class Engine {
 
   /**
    * Open every index, load what its first search would load and run its warm-up searches (their
-   * answers dropped), one index per turn of the event loop, so that a request arriving meanwhile
-   * waits for one index at most. Searches have no side effect; stops when the engine closes.
+   * answers dropped): the extensions' own (vectors), then keyword searches made from the index's
+   * words (see search/warm-queries.ts), one search per turn of the event loop, so that a request
+   * arriving meanwhile waits for one search at most. Every index gets its first few keyword
+   * searches (what they load, each index needs once); the rest, which only let V8 optimize the
+   * code, run while WARM_KEYWORD_BUDGET_MS lasts. Searches have no side effect; stops when the
+   * engine closes.
    */
   private async warm(): Promise<void> {
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const keyword: Array<{ uid: string; bodies: unknown[] }> = [];
     for (const uid of this.indexes.uids()) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await turn();
       if (this.closed) return;
       try {
         if (!this.indexes.exists(uid)) continue;
@@ -223,11 +235,25 @@ export class Engine {
           if (this.closed) return;
           await searchWithVectors(index, body);
         }
+        keyword.push({ uid, bodies: warmQueries(index) });
       } catch (error) {
         // an index that cannot be read now fails its first search with the reason instead
         this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
       }
     }
+    const started = performance.now();
+    for (const [from, to] of [[0, WARM_LOADING_QUERIES], [WARM_LOADING_QUERIES, Infinity]] as const)
+      for (const { uid, bodies } of keyword)
+        for (const body of bodies.slice(from, to)) {
+          await turn();
+          if (this.closed || (from > 0 && performance.now() - started > WARM_KEYWORD_BUDGET_MS)) return;
+          try {
+            await this.answer({ kind: 'search', uid, body });
+          } catch (error) {
+            this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
+            break;
+          }
+        }
   }
 
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */

@@ -10,7 +10,7 @@ import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 import { MAX_PAIR_COST, occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
-import { MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, positionBucket } from '../keyword/layout.js';
+import { BUCKET_TAG, fieldTag, MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, positionBucket } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -262,13 +262,16 @@ const attributeRank: RankingRule = {
     if (per <= 1) return [{ docids, active, detail: { key: 'attributeRank', rank: 1, maxRank: 1 } }];
     const paths = ctx.reader.fieldPaths();
     const fids = ctx.fids ?? paths.map((_, fid) => fid);
+    const rankOf = new Map(fids.map((fid) => [fieldTag(fid), ctx.fidRank(fid)]));
     const fast = bitmapCosts(docids, active, ctx, per - 1, (words) => {
-      const byRank: Bitmap[][] = [];
-      for (const fid of fids) {
-        const r = ctx.fidRank(fid);
-        for (const w of words) (byRank[r] ??= []).push(ctx.reader.wordInField(w, fid));
-      }
-      return Array.from({ length: per }, (_, r) => RoaringBitmap32.orMany(byRank[r] ?? []));
+      // each word's record once (see KeywordReader.wordParts)
+      const byRank: Bitmap[][] = Array.from({ length: per }, () => []);
+      for (const w of words)
+        for (const [tag, bitmap] of ctx.reader.wordParts(w)) {
+          const r = rankOf.get(tag);
+          if (r !== undefined) byRank[r]!.push(bitmap);
+        }
+      return byRank.map((parts) => RoaringBitmap32.orMany(parts));
     });
     if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'attributeRank', rank: maxRank - c, maxRank } }));
     return byCost(
@@ -296,9 +299,16 @@ const wordPosition: RankingRule = {
   needsTerms: true,
   split(docids, active, ctx) {
     const maxRank = active.length * MAX_POSITION_BUCKET + 1;
-    const fast = bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) =>
-      Array.from({ length: MAX_POSITION_BUCKET }, (_, b) => RoaringBitmap32.orMany(words.map((w) => ctx.reader.wordAtBucket(w, b)))),
-    );
+    const fast = bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) => {
+      // each word's record once (see KeywordReader.wordParts); the last bucket costs as much as none
+      const byBucket: Bitmap[][] = Array.from({ length: MAX_POSITION_BUCKET }, () => []);
+      for (const w of words)
+        for (const [tag, bitmap] of ctx.reader.wordParts(w)) {
+          const b = tag - BUCKET_TAG;
+          if (b >= 0 && b < MAX_POSITION_BUCKET) byBucket[b]!.push(bitmap);
+        }
+      return byBucket.map((parts) => RoaringBitmap32.orMany(parts));
+    });
     if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'wordPosition', rank: maxRank - c, maxRank } }));
     return byCost(
       docids,
