@@ -383,7 +383,12 @@ export interface ExportedDeltas {
 }
 
 class DeltaMap {
-  private readonly index = new Map<string, number>();
+  /**
+   * Key -> its number, built only once a key may come twice: keys that extraction knows to be
+   * new (`fresh`: a word's first slot, a pair's first occurrence) skip it, and a batch of new
+   * documents only looks strings up where it must (prefixes, values).
+   */
+  private index: Map<string, number> | null = null;
   private keys: string[] = [];
   private readonly log = new PostingLog();
   get size(): number {
@@ -394,7 +399,7 @@ class DeltaMap {
     const { start, docs } = this.log.take();
     const keys = this.keys;
     this.keys = [];
-    this.index.clear();
+    this.index = null;
     return { keys, start, docs };
   }
   /** Adds another writer's additions after this one's (their documents are not in this map). */
@@ -415,15 +420,32 @@ class DeltaMap {
   del(key: string, docid: number): void {
     this.log.del(this.entry(key), docid);
   }
+  private indexed(): Map<string, number> {
+    if (!this.index) {
+      this.index = new Map();
+      for (let k = 0; k < this.keys.length; k++) this.index.set(this.keys[k]!, k);
+    }
+    return this.index;
+  }
   /** The number of `key` in this batch. */
   entry(key: string): number {
-    let k = this.index.get(key);
+    const index = this.indexed();
+    let k = index.get(key);
     if (k === undefined) {
       k = this.log.newKey();
       this.keys.push(key);
-      this.index.set(key, k);
+      index.set(key, k);
     }
     return k;
+  }
+  /**
+   * The number of `key`, which the caller's own tables say it never entered since the last
+   * merge (only `entry`, used by the update path, may have entered it: then it is looked up).
+   */
+  fresh(key: string): number {
+    if (this.index) return this.entry(key);
+    this.keys.push(key);
+    return this.log.newKey();
   }
   push(k: number, docid: number): number {
     return this.log.push(k, docid);
@@ -457,7 +479,7 @@ class DeltaMap {
       if (merged) out.put(key, merged);
       else if (raw) out.remove(key);
     }
-    this.index.clear();
+    this.index = null;
     this.keys = [];
     return { lists: out, tails };
   }
@@ -687,55 +709,58 @@ interface WordSlot {
  * small Map per first word still took a tenth of it.
  */
 class PairTable {
-  private firsts = new Int32Array(1 << 16).fill(-1);
-  private seconds = new Int32Array(1 << 16);
-  private values = new Int32Array(1 << 16);
+  /** (first, second, value) triples in one array: a probe touches one cache line, not three arrays. */
+  private cells = PairTable.empty(1 << 16);
   private mask = (1 << 16) - 1;
   private size = 0;
 
+  private static empty(capacity: number): Int32Array {
+    const cells = new Int32Array(3 * capacity);
+    for (let i = 0; i < cells.length; i += 3) cells[i] = -1;
+    return cells;
+  }
+
   private slot(first: number, second: number): number {
+    const cells = this.cells;
     let h = Math.imul(first, 0x9e3779b1) ^ Math.imul(second + 0x7f4a7c15, 0x85ebca77);
     h ^= h >>> 15;
     let at = h & this.mask;
-    while (this.firsts[at] !== -1 && (this.firsts[at] !== first || this.seconds[at] !== second)) at = (at + 1) & this.mask;
-    return at;
+    while (cells[3 * at] !== -1 && (cells[3 * at] !== first || cells[3 * at + 1] !== second)) at = (at + 1) & this.mask;
+    return 3 * at;
   }
 
   /** The entry of (first, second), -1 when there is none yet. */
   get(first: number, second: number): number {
     const at = this.slot(first, second);
-    return this.firsts[at] === -1 ? -1 : this.values[at]!;
+    return this.cells[at] === -1 ? -1 : this.cells[at + 2]!;
   }
 
   set(first: number, second: number, value: number): void {
-    if (2 * (this.size + 1) > this.firsts.length) this.grow();
+    if (2 * (this.size + 1) > this.mask + 1) this.grow();
     const at = this.slot(first, second);
-    if (this.firsts[at] === -1) this.size++;
-    this.firsts[at] = first;
-    this.seconds[at] = second;
-    this.values[at] = value;
+    const cells = this.cells;
+    if (cells[at] === -1) this.size++;
+    cells[at] = first;
+    cells[at + 1] = second;
+    cells[at + 2] = value;
   }
 
   private grow(): void {
-    const { firsts, seconds, values } = this;
-    const length = firsts.length * 2;
-    this.firsts = new Int32Array(length).fill(-1);
-    this.seconds = new Int32Array(length);
-    this.values = new Int32Array(length);
-    this.mask = length - 1;
-    for (let i = 0; i < firsts.length; i++) {
-      if (firsts[i] === -1) continue;
-      const at = this.slot(firsts[i]!, seconds[i]!);
-      this.firsts[at] = firsts[i]!;
-      this.seconds[at] = seconds[i]!;
-      this.values[at] = values[i]!;
+    const old = this.cells;
+    const capacity = 2 * (this.mask + 1);
+    this.cells = PairTable.empty(capacity);
+    this.mask = capacity - 1;
+    for (let i = 0; i < old.length; i += 3) {
+      if (old[i] === -1) continue;
+      const at = this.slot(old[i]!, old[i + 1]!);
+      this.cells[at] = old[i]!;
+      this.cells[at + 1] = old[i + 1]!;
+      this.cells[at + 2] = old[i + 2]!;
     }
   }
 
   clear(): void {
-    this.firsts = new Int32Array(1 << 16).fill(-1);
-    this.seconds = new Int32Array(1 << 16);
-    this.values = new Int32Array(1 << 16);
+    this.cells = PairTable.empty(1 << 16);
     this.mask = (1 << 16) - 1;
     this.size = 0;
   }
@@ -1153,7 +1178,7 @@ class BatchWriter {
       let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
       for (let i = from + 1; i <= words.length; i++) {
         if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
-          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(valueKey(words.slice(from, i)), docid);
+          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(i - from === 1 ? words[from]! : valueKey(words.slice(from, i)), docid);
           from = i;
         }
       }
@@ -1182,11 +1207,11 @@ class BatchWriter {
         if (exact) {
           if (slot.exactDoc === docid) continue;
           slot.exactDoc = docid;
-          this.exact.append((slot.exact ??= this.exact.entry(w)), docid);
+          this.exact.append((slot.exact ??= this.exact.fresh(w)), docid);
         } else {
           if (slot.plainDoc === docid) continue;
           slot.plainDoc = docid;
-          this.words.append((slot.plain ??= this.words.entry(w)), docid);
+          this.words.append((slot.plain ??= this.words.fresh(w)), docid);
         }
         if (this.prefixSearch) {
           const first = this.slotParts.prefixCell(slot.no);
@@ -1227,7 +1252,7 @@ class BatchWriter {
     const table = this.pairTable;
     let k = table.get(first.no, 2 * second.no);
     if (k < 0) {
-      k = this.pairs.entry(pairKey(first.word, second.word));
+      k = this.pairs.fresh(pairKey(first.word, second.word));
       table.set(first.no, 2 * second.no, k);
     }
     this.pairs.push(k, docid);
@@ -1235,7 +1260,7 @@ class BatchWriter {
     for (const prefix of (second.pairPrefixes ??= this.pairPrefixesOf(second.word))) {
       let kp = table.get(first.no, 2 * prefix + 1);
       if (kp < 0) {
-        kp = this.pairs.entry(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
+        kp = this.pairs.fresh(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
         table.set(first.no, 2 * prefix + 1, kp);
       }
       this.pairs.push(kp, docid);
