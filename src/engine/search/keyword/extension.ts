@@ -23,7 +23,7 @@ import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -195,15 +195,25 @@ class WriteList<K extends string | number> {
   private chunks: Buffer[] = [];
   private used = ARENA_CHUNK;
   put(key: K, value: Uint8Array): void {
+    const at = this.reserve(key, value.length);
+    this.chunks[this.chunks.length - 1]!.set(value, at);
+  }
+  /** Room for a value of `size` bytes under `key`: its offset in `last`, for the caller to fill. */
+  reserve(key: K, size: number): number {
     let chunk = this.chunks[this.chunks.length - 1];
-    if (!chunk || this.used + value.length > chunk.length) {
-      chunk = Buffer.allocUnsafe(Math.max(ARENA_CHUNK, value.length));
+    if (!chunk || this.used + size > chunk.length) {
+      chunk = Buffer.allocUnsafe(Math.max(ARENA_CHUNK, size));
       this.chunks.push(chunk);
       this.used = 0;
     }
-    chunk.set(value, this.used);
-    this.push(key, this.chunks.length - 1, this.used, this.used + value.length);
-    this.used += value.length;
+    const at = this.used;
+    this.push(key, this.chunks.length - 1, at, at + size);
+    this.used += size;
+    return at;
+  }
+  /** The chunk `reserve` gave room in. */
+  get last(): Buffer {
+    return this.chunks[this.chunks.length - 1]!;
   }
   remove(key: K): void {
     this.push(key, -1, 0, 0);
@@ -471,6 +481,15 @@ class DeltaMap {
       const add = docs.subarray(start[k]!, start[k + 1]!);
       const del = dels?.get(k);
       const raw = empty ? undefined : db.getBinaryFast(key);
+      if (raw === undefined && del === undefined) {
+        // A new key (the most common case): its list serialized straight into the arena.
+        const size = serializedAscendingSize(add);
+        if (size > 8) {
+          const at = out.reserve(key, size);
+          writeAscending(add, out.last, at);
+          continue;
+        }
+      }
       if (raw && hasTail(raw.length)) {
         mergeLongList(db, tail, key, raw.length, add, del, out, tails);
         continue;
