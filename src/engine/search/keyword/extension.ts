@@ -1237,8 +1237,7 @@ class BatchWriter {
           const cells = this.slotParts.cells;
           if (!slot.prefixed) {
             slot.prefixed = true;
-            let at = first;
-            prefixesOf(w, { put: (k) => (cells[at++] = this.prefixes.entry(k)) });
+            this.prefixEntries(w, cells, first);
           }
           for (let at = first; at < first + PREFIX_MAX && cells[at]! >= 0; at++) this.prefixes.push(cells[at]!, docid);
         }
@@ -1265,6 +1264,29 @@ class BatchWriter {
   }
 
   private readonly pairTable = new PairTable();
+
+  /**
+   * Prefix entries by (the entry of the prefix one character shorter + 1, or 0, next code point):
+   * a word's prefixes are found by integer probes, their strings made once per batch.
+   */
+  private readonly prefixTable = new PairTable();
+
+  /** The prefix entries of `word` (see prefixesOf) into `cells` from `at`. */
+  private prefixEntries(word: string, cells: Int32Array, at: number): void {
+    let parent = 0;
+    let end = 0;
+    for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
+      const code = word.codePointAt(end)!;
+      end += code > 0xffff ? 2 : 1;
+      let k = this.prefixTable.get(parent, code);
+      if (k < 0) {
+        k = this.prefixes.fresh(word.slice(0, end));
+        this.prefixTable.set(parent, code, k);
+      }
+      cells[at++] = k;
+      parent = k + 1;
+    }
+  }
 
   /** `second` right after `first` in a field of `docid` (see kw-pairs in layout.ts). */
   private addPair(first: WordSlot, second: WordSlot, docid: number): void {
@@ -1324,6 +1346,7 @@ class BatchWriter {
     this.pairPrefixIds.clear();
     this.pairPrefixList = [];
     this.pairTable.clear();
+    this.prefixTable.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
     const appendTo = new Set(POSTING_DBS.filter((name) => empty(dbs[name])));
