@@ -578,6 +578,8 @@ class PartsDelta {
   private readonly log = new PostingLog();
   private keyWord: string[] = [];
   private keyTag: number[] = [];
+  /** The word slot of each part (see WordSlot.no): one slot per word until the merge. */
+  private keySlot: number[] = [];
   get size(): number {
     return this.log.size;
   }
@@ -586,15 +588,17 @@ class PartsDelta {
     const out = { words: this.keyWord, tags: this.keyTag, start, docs };
     this.keyWord = [];
     this.keyTag = [];
+    this.keySlot = [];
     return out;
   }
   /** Appends postings to part `k` (absorbing another writer's parts). */
   appendAll(k: number, docs: Uint32Array, from: number, to: number): void {
     for (let j = from; j < to; j++) this.log.append(k, docs[j]!);
   }
-  entry(word: string, tag: number): number {
-    this.keyWord.push(word);
+  entry(slot: WordSlot, tag: number): number {
+    this.keyWord.push(slot.word);
     this.keyTag.push(tag);
+    this.keySlot.push(slot.no);
     return this.log.newKey();
   }
   push(k: number, docid: number): number {
@@ -616,7 +620,7 @@ class PartsDelta {
     const { start, docs, dels } = this.log.take();
     const words = this.keyWord;
     const tags = this.keyTag;
-    const order = Array.from(words.keys()).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : tags[a]! - tags[b]!));
+    const order = partOrder(words, tags, this.keySlot);
     /** The parts of `stored` with the deltas of order[i..j) merged in (`withDels` false: additions only). */
     const mergeGroup = (stored: WordPart[], i: number, j: number, withDels: boolean): WordPart[] => {
       const parts: WordPart[] = [];
@@ -673,8 +677,57 @@ class PartsDelta {
     }
     this.keyWord = [];
     this.keyTag = [];
+    this.keySlot = [];
     return { lists: out, tails };
   }
+}
+
+/**
+ * The parts in (word, tag) order. Parts of one word share its slot: the slots' words are sorted
+ * (a fifth as many strings as parts), the parts placed by a counting pass, then each word's few
+ * parts sorted by tag.
+ */
+function partOrder(words: readonly string[], tags: readonly number[], slots: readonly number[]): number[] {
+  const n = words.length;
+  let maxSlot = -1;
+  for (let k = 0; k < n; k++) if (slots[k]! > maxSlot) maxSlot = slots[k]!;
+  const firstKey = new Int32Array(maxSlot + 1).fill(-1);
+  const unique: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const slot = slots[k]!;
+    if (firstKey[slot] === -1) {
+      firstKey[slot] = k;
+      unique.push(slot);
+    }
+  }
+  unique.sort((a, b) => (words[firstKey[a]!]! < words[firstKey[b]!]! ? -1 : 1));
+  // The start of each slot's run in the order, then the parts dropped in.
+  const start = new Int32Array(maxSlot + 1);
+  const count = new Int32Array(maxSlot + 1);
+  for (let k = 0; k < n; k++) count[slots[k]!]!++;
+  let at = 0;
+  for (const slot of unique) {
+    start[slot] = at;
+    at += count[slot]!;
+  }
+  const order = new Array<number>(n);
+  for (let k = 0; k < n; k++) order[start[slots[k]!]!++] = k;
+  for (let i = 0; i < n; ) {
+    const slot = slots[order[i]!]!;
+    let j = i + 1;
+    while (j < n && slots[order[j]!] === slot) j++;
+    for (let x = i + 1; x < j; x++) {
+      const k = order[x]!;
+      let y = x - 1;
+      while (y >= i && tags[order[y]!]! > tags[k]!) {
+        order[y + 1] = order[y]!;
+        y--;
+      }
+      order[y + 1] = k;
+    }
+    i = j;
+  }
+  return order;
 }
 
 /** Parts of two records (each sorted by tag) with the lists of equal tags united. */
@@ -1165,12 +1218,12 @@ class BatchWriter {
     if (fid >= SLOT_FIELDS) {
       const key = table.moreKey(slot.no, fid);
       let k = table.moreFields.get(key);
-      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot.word, fieldTag(fid))));
+      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot, fieldTag(fid))));
       return k;
     }
     const at = table.fieldCell(slot.no, fid);
     let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, fieldTag(fid));
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot, fieldTag(fid));
     return k;
   }
 
@@ -1178,7 +1231,7 @@ class BatchWriter {
     const table = this.slotParts;
     const at = table.bucketCell(slot.no, bucket);
     let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, bucketTag(bucket));
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot, bucketTag(bucket));
     return k;
   }
 
