@@ -23,7 +23,7 @@ import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -774,65 +774,78 @@ interface WordSlot {
 }
 
 /**
- * The pair entries of a batch (see BatchWriter.addPair): (first word's slot, second) -> the
- * entry's number in the pairs deltas, where `second` is 2 x the second word's slot, or 2 x a
- * prefix id + 1 for a prefix of it. Open addressing over typed arrays: a string key per
- * occurrence of a pair (2.3 million for the movies) cost more than the rest of extraction, and a
- * small Map per first word still took a tenth of it.
+ * A hash table from two non-negative integers to a row of values: the pair entries of a batch
+ * (see BatchWriter.addPair), prefix entries (BatchWriter.prefixEntries). Open addressing over
+ * one typed array: a string key per occurrence of a pair (2.3 million for the movies) cost more
+ * than the rest of extraction, and a small Map per first word still took a tenth of it.
  */
 class PairTable {
-  /** (first, second, value) triples in one array: a probe touches one cache line, not three arrays. */
-  private cells = PairTable.empty(1 << 16);
+  /**
+   * Rows of `width` ints: (first, second, then the caller's values) in one array, so a probe
+   * reads one cache line rather than an array per column.
+   */
+  cells: Int32Array;
   private mask = (1 << 16) - 1;
   private size = 0;
 
-  private static empty(capacity: number): Int32Array {
-    const cells = new Int32Array(3 * capacity);
-    for (let i = 0; i < cells.length; i += 3) cells[i] = -1;
+  constructor(private readonly width = 3) {
+    this.cells = this.empty(1 << 16);
+  }
+
+  private empty(capacity: number): Int32Array {
+    const cells = new Int32Array(this.width * capacity);
+    for (let i = 0; i < cells.length; i += this.width) cells[i] = -1;
     return cells;
   }
 
-  private slot(first: number, second: number): number {
+  /** The row of (first, second) in `cells`, or the empty row where it would go (`cells[row] === -1`). */
+  find(first: number, second: number): number {
     const cells = this.cells;
+    const width = this.width;
     let h = Math.imul(first, 0x9e3779b1) ^ Math.imul(second + 0x7f4a7c15, 0x85ebca77);
     h ^= h >>> 15;
     let at = h & this.mask;
-    while (cells[3 * at] !== -1 && (cells[3 * at] !== first || cells[3 * at + 1] !== second)) at = (at + 1) & this.mask;
-    return 3 * at;
+    while (cells[width * at] !== -1 && (cells[width * at] !== first || cells[width * at + 1] !== second)) at = (at + 1) & this.mask;
+    return width * at;
   }
 
-  /** The entry of (first, second), -1 when there is none yet. */
+  /** A new row for (first, second), which is not in the table; its values are the caller's to fill. */
+  insert(first: number, second: number): number {
+    if (2 * (this.size + 1) > this.mask + 1) this.grow();
+    const at = this.find(first, second);
+    this.cells[at] = first;
+    this.cells[at + 1] = second;
+    this.size++;
+    return at;
+  }
+
+  /** The value of (first, second), -1 when there is none yet. */
   get(first: number, second: number): number {
-    const at = this.slot(first, second);
+    const at = this.find(first, second);
     return this.cells[at] === -1 ? -1 : this.cells[at + 2]!;
   }
 
   set(first: number, second: number, value: number): void {
-    if (2 * (this.size + 1) > this.mask + 1) this.grow();
-    const at = this.slot(first, second);
-    const cells = this.cells;
-    if (cells[at] === -1) this.size++;
-    cells[at] = first;
-    cells[at + 1] = second;
-    cells[at + 2] = value;
+    let at = this.find(first, second);
+    if (this.cells[at] === -1) at = this.insert(first, second);
+    this.cells[at + 2] = value;
   }
 
   private grow(): void {
     const old = this.cells;
+    const width = this.width;
     const capacity = 2 * (this.mask + 1);
-    this.cells = PairTable.empty(capacity);
+    this.cells = this.empty(capacity);
     this.mask = capacity - 1;
-    for (let i = 0; i < old.length; i += 3) {
+    for (let i = 0; i < old.length; i += width) {
       if (old[i] === -1) continue;
-      const at = this.slot(old[i]!, old[i + 1]!);
-      this.cells[at] = old[i]!;
-      this.cells[at + 1] = old[i + 1]!;
-      this.cells[at + 2] = old[i + 2]!;
+      const at = this.find(old[i]!, old[i + 1]!);
+      for (let c = 0; c < width; c++) this.cells[at + c] = old[i + c]!;
     }
   }
 
   clear(): void {
-    this.cells = PairTable.empty(1 << 16);
+    this.cells = this.empty(1 << 16);
     this.mask = (1 << 16) - 1;
     this.size = 0;
   }
@@ -1316,7 +1329,6 @@ class BatchWriter {
     if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
   }
 
-  private readonly pairTable = new PairTable();
 
   /**
    * Prefix entries by (the entry of the prefix one character shorter + 1, or 0, next code point):
@@ -1341,24 +1353,42 @@ class BatchWriter {
     }
   }
 
+  /**
+   * Pair entries by (first word's slot, second word's slot): the pair's entry, then the entries
+   * of the second word's prefixes after the first word (-1 past the last), so that a pair met
+   * again costs one probe, not one per prefix.
+   */
+  private readonly pairTable = new PairTable(3 + PAIR_PREFIX_MAX);
+  /** Entries of (first word's slot, a prefix id) pairs (see WordSlot.pairPrefixes). */
+  private readonly pairPrefixTable = new PairTable();
+
   /** `second` right after `first` in a field of `docid` (see kw-pairs in layout.ts). */
   private addPair(first: WordSlot, second: WordSlot, docid: number): void {
     const table = this.pairTable;
-    let k = table.get(first.no, 2 * second.no);
+    let at = table.find(first.no, second.no);
+    if (table.cells[at] === -1) at = this.newPair(first, second);
+    const cells = table.cells;
+    this.pairs.push(cells[at + 2]!, docid);
+    for (let c = at + 3, end = at + 3 + PAIR_PREFIX_MAX; c < end && cells[c]! >= 0; c++) this.pairs.push(cells[c]!, docid);
+  }
+
+  /** The row of a pair first met in this flush, with its entries. */
+  private newPair(first: WordSlot, second: WordSlot): number {
+    const at = this.pairTable.insert(first.no, second.no);
+    const cells = this.pairTable.cells;
+    cells[at + 2] = this.pairs.fresh(pairKey(first.word, second.word));
+    const prefixes = this.prefixSearch ? (second.pairPrefixes ??= this.pairPrefixesOf(second.word)) : [];
+    for (let i = 0; i < PAIR_PREFIX_MAX; i++) cells[at + 3 + i] = i < prefixes.length ? this.pairPrefixEntry(first, prefixes[i]!) : -1;
+    return at;
+  }
+
+  private pairPrefixEntry(first: WordSlot, prefix: number): number {
+    let k = this.pairPrefixTable.get(first.no, prefix);
     if (k < 0) {
-      k = this.pairs.fresh(pairKey(first.word, second.word));
-      table.set(first.no, 2 * second.no, k);
+      k = this.pairs.fresh(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
+      this.pairPrefixTable.set(first.no, prefix, k);
     }
-    this.pairs.push(k, docid);
-    if (!this.prefixSearch) return;
-    for (const prefix of (second.pairPrefixes ??= this.pairPrefixesOf(second.word))) {
-      let kp = table.get(first.no, 2 * prefix + 1);
-      if (kp < 0) {
-        kp = this.pairs.fresh(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
-        table.set(first.no, 2 * prefix + 1, kp);
-      }
-      this.pairs.push(kp, docid);
-    }
+    return k;
   }
 
   private pairPrefixesOf(word: string): number[] {
@@ -1399,6 +1429,7 @@ class BatchWriter {
     this.pairPrefixIds.clear();
     this.pairPrefixList = [];
     this.pairTable.clear();
+    this.pairPrefixTable.clear();
     this.prefixTable.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
