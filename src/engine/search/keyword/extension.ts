@@ -23,7 +23,7 @@ import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -195,15 +195,25 @@ class WriteList<K extends string | number> {
   private chunks: Buffer[] = [];
   private used = ARENA_CHUNK;
   put(key: K, value: Uint8Array): void {
+    const at = this.reserve(key, value.length);
+    this.chunks[this.chunks.length - 1]!.set(value, at);
+  }
+  /** Room for a value of `size` bytes under `key`: its offset in `last`, for the caller to fill. */
+  reserve(key: K, size: number): number {
     let chunk = this.chunks[this.chunks.length - 1];
-    if (!chunk || this.used + value.length > chunk.length) {
-      chunk = Buffer.allocUnsafe(Math.max(ARENA_CHUNK, value.length));
+    if (!chunk || this.used + size > chunk.length) {
+      chunk = Buffer.allocUnsafe(Math.max(ARENA_CHUNK, size));
       this.chunks.push(chunk);
       this.used = 0;
     }
-    chunk.set(value, this.used);
-    this.push(key, this.chunks.length - 1, this.used, this.used + value.length);
-    this.used += value.length;
+    const at = this.used;
+    this.push(key, this.chunks.length - 1, at, at + size);
+    this.used += size;
+    return at;
+  }
+  /** The chunk `reserve` gave room in. */
+  get last(): Buffer {
+    return this.chunks[this.chunks.length - 1]!;
   }
   remove(key: K): void {
     this.push(key, -1, 0, 0);
@@ -383,7 +393,12 @@ export interface ExportedDeltas {
 }
 
 class DeltaMap {
-  private readonly index = new Map<string, number>();
+  /**
+   * Key -> its number, built only once a key may come twice: keys that extraction knows to be
+   * new (`fresh`: a word's first slot, a pair's first occurrence) skip it, and a batch of new
+   * documents only looks strings up where it must (prefixes, values).
+   */
+  private index: Map<string, number> | null = null;
   private keys: string[] = [];
   private readonly log = new PostingLog();
   get size(): number {
@@ -394,7 +409,7 @@ class DeltaMap {
     const { start, docs } = this.log.take();
     const keys = this.keys;
     this.keys = [];
-    this.index.clear();
+    this.index = null;
     return { keys, start, docs };
   }
   /** Adds another writer's additions after this one's (their documents are not in this map). */
@@ -415,15 +430,32 @@ class DeltaMap {
   del(key: string, docid: number): void {
     this.log.del(this.entry(key), docid);
   }
+  private indexed(): Map<string, number> {
+    if (!this.index) {
+      this.index = new Map();
+      for (let k = 0; k < this.keys.length; k++) this.index.set(this.keys[k]!, k);
+    }
+    return this.index;
+  }
   /** The number of `key` in this batch. */
   entry(key: string): number {
-    let k = this.index.get(key);
+    const index = this.indexed();
+    let k = index.get(key);
     if (k === undefined) {
       k = this.log.newKey();
       this.keys.push(key);
-      this.index.set(key, k);
+      index.set(key, k);
     }
     return k;
+  }
+  /**
+   * The number of `key`, which the caller's own tables say it never entered since the last
+   * merge (only `entry`, used by the update path, may have entered it: then it is looked up).
+   */
+  fresh(key: string): number {
+    if (this.index) return this.entry(key);
+    this.keys.push(key);
+    return this.log.newKey();
   }
   push(k: number, docid: number): number {
     return this.log.push(k, docid);
@@ -449,6 +481,15 @@ class DeltaMap {
       const add = docs.subarray(start[k]!, start[k + 1]!);
       const del = dels?.get(k);
       const raw = empty ? undefined : db.getBinaryFast(key);
+      if (raw === undefined && del === undefined) {
+        // A new key (the most common case): its list serialized straight into the arena.
+        const size = serializedAscendingSize(add);
+        if (size > 8) {
+          const at = out.reserve(key, size);
+          writeAscending(add, out.last, at);
+          continue;
+        }
+      }
       if (raw && hasTail(raw.length)) {
         mergeLongList(db, tail, key, raw.length, add, del, out, tails);
         continue;
@@ -457,7 +498,7 @@ class DeltaMap {
       if (merged) out.put(key, merged);
       else if (raw) out.remove(key);
     }
-    this.index.clear();
+    this.index = null;
     this.keys = [];
     return { lists: out, tails };
   }
@@ -537,6 +578,8 @@ class PartsDelta {
   private readonly log = new PostingLog();
   private keyWord: string[] = [];
   private keyTag: number[] = [];
+  /** The word slot of each part (see WordSlot.no): one slot per word until the merge. */
+  private keySlot: number[] = [];
   get size(): number {
     return this.log.size;
   }
@@ -545,15 +588,17 @@ class PartsDelta {
     const out = { words: this.keyWord, tags: this.keyTag, start, docs };
     this.keyWord = [];
     this.keyTag = [];
+    this.keySlot = [];
     return out;
   }
   /** Appends postings to part `k` (absorbing another writer's parts). */
   appendAll(k: number, docs: Uint32Array, from: number, to: number): void {
     for (let j = from; j < to; j++) this.log.append(k, docs[j]!);
   }
-  entry(word: string, tag: number): number {
-    this.keyWord.push(word);
+  entry(slot: WordSlot, tag: number): number {
+    this.keyWord.push(slot.word);
     this.keyTag.push(tag);
+    this.keySlot.push(slot.no);
     return this.log.newKey();
   }
   push(k: number, docid: number): number {
@@ -575,7 +620,7 @@ class PartsDelta {
     const { start, docs, dels } = this.log.take();
     const words = this.keyWord;
     const tags = this.keyTag;
-    const order = Array.from(words.keys()).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : tags[a]! - tags[b]!));
+    const order = partOrder(words, tags, this.keySlot);
     /** The parts of `stored` with the deltas of order[i..j) merged in (`withDels` false: additions only). */
     const mergeGroup = (stored: WordPart[], i: number, j: number, withDels: boolean): WordPart[] => {
       const parts: WordPart[] = [];
@@ -632,8 +677,57 @@ class PartsDelta {
     }
     this.keyWord = [];
     this.keyTag = [];
+    this.keySlot = [];
     return { lists: out, tails };
   }
+}
+
+/**
+ * The parts in (word, tag) order. Parts of one word share its slot: the slots' words are sorted
+ * (a fifth as many strings as parts), the parts placed by a counting pass, then each word's few
+ * parts sorted by tag.
+ */
+function partOrder(words: readonly string[], tags: readonly number[], slots: readonly number[]): number[] {
+  const n = words.length;
+  let maxSlot = -1;
+  for (let k = 0; k < n; k++) if (slots[k]! > maxSlot) maxSlot = slots[k]!;
+  const firstKey = new Int32Array(maxSlot + 1).fill(-1);
+  const unique: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const slot = slots[k]!;
+    if (firstKey[slot] === -1) {
+      firstKey[slot] = k;
+      unique.push(slot);
+    }
+  }
+  unique.sort((a, b) => (words[firstKey[a]!]! < words[firstKey[b]!]! ? -1 : 1));
+  // The start of each slot's run in the order, then the parts dropped in.
+  const start = new Int32Array(maxSlot + 1);
+  const count = new Int32Array(maxSlot + 1);
+  for (let k = 0; k < n; k++) count[slots[k]!]!++;
+  let at = 0;
+  for (const slot of unique) {
+    start[slot] = at;
+    at += count[slot]!;
+  }
+  const order = new Array<number>(n);
+  for (let k = 0; k < n; k++) order[start[slots[k]!]!++] = k;
+  for (let i = 0; i < n; ) {
+    const slot = slots[order[i]!]!;
+    let j = i + 1;
+    while (j < n && slots[order[j]!] === slot) j++;
+    for (let x = i + 1; x < j; x++) {
+      const k = order[x]!;
+      let y = x - 1;
+      while (y >= i && tags[order[y]!]! > tags[k]!) {
+        order[y + 1] = order[y]!;
+        y--;
+      }
+      order[y + 1] = k;
+    }
+    i = j;
+  }
+  return order;
 }
 
 /** Parts of two records (each sorted by tag) with the lists of equal tags united. */
@@ -680,62 +774,78 @@ interface WordSlot {
 }
 
 /**
- * The pair entries of a batch (see BatchWriter.addPair): (first word's slot, second) -> the
- * entry's number in the pairs deltas, where `second` is 2 x the second word's slot, or 2 x a
- * prefix id + 1 for a prefix of it. Open addressing over typed arrays: a string key per
- * occurrence of a pair (2.3 million for the movies) cost more than the rest of extraction, and a
- * small Map per first word still took a tenth of it.
+ * A hash table from two non-negative integers to a row of values: the pair entries of a batch
+ * (see BatchWriter.addPair), prefix entries (BatchWriter.prefixEntries). Open addressing over
+ * one typed array: a string key per occurrence of a pair (2.3 million for the movies) cost more
+ * than the rest of extraction, and a small Map per first word still took a tenth of it.
  */
 class PairTable {
-  private firsts = new Int32Array(1 << 16).fill(-1);
-  private seconds = new Int32Array(1 << 16);
-  private values = new Int32Array(1 << 16);
+  /**
+   * Rows of `width` ints: (first, second, then the caller's values) in one array, so a probe
+   * reads one cache line rather than an array per column.
+   */
+  cells: Int32Array;
   private mask = (1 << 16) - 1;
   private size = 0;
 
-  private slot(first: number, second: number): number {
+  constructor(private readonly width = 3) {
+    this.cells = this.empty(1 << 16);
+  }
+
+  private empty(capacity: number): Int32Array {
+    const cells = new Int32Array(this.width * capacity);
+    for (let i = 0; i < cells.length; i += this.width) cells[i] = -1;
+    return cells;
+  }
+
+  /** The row of (first, second) in `cells`, or the empty row where it would go (`cells[row] === -1`). */
+  find(first: number, second: number): number {
+    const cells = this.cells;
+    const width = this.width;
     let h = Math.imul(first, 0x9e3779b1) ^ Math.imul(second + 0x7f4a7c15, 0x85ebca77);
     h ^= h >>> 15;
     let at = h & this.mask;
-    while (this.firsts[at] !== -1 && (this.firsts[at] !== first || this.seconds[at] !== second)) at = (at + 1) & this.mask;
+    while (cells[width * at] !== -1 && (cells[width * at] !== first || cells[width * at + 1] !== second)) at = (at + 1) & this.mask;
+    return width * at;
+  }
+
+  /** A new row for (first, second), which is not in the table; its values are the caller's to fill. */
+  insert(first: number, second: number): number {
+    if (2 * (this.size + 1) > this.mask + 1) this.grow();
+    const at = this.find(first, second);
+    this.cells[at] = first;
+    this.cells[at + 1] = second;
+    this.size++;
     return at;
   }
 
-  /** The entry of (first, second), -1 when there is none yet. */
+  /** The value of (first, second), -1 when there is none yet. */
   get(first: number, second: number): number {
-    const at = this.slot(first, second);
-    return this.firsts[at] === -1 ? -1 : this.values[at]!;
+    const at = this.find(first, second);
+    return this.cells[at] === -1 ? -1 : this.cells[at + 2]!;
   }
 
   set(first: number, second: number, value: number): void {
-    if (2 * (this.size + 1) > this.firsts.length) this.grow();
-    const at = this.slot(first, second);
-    if (this.firsts[at] === -1) this.size++;
-    this.firsts[at] = first;
-    this.seconds[at] = second;
-    this.values[at] = value;
+    let at = this.find(first, second);
+    if (this.cells[at] === -1) at = this.insert(first, second);
+    this.cells[at + 2] = value;
   }
 
   private grow(): void {
-    const { firsts, seconds, values } = this;
-    const length = firsts.length * 2;
-    this.firsts = new Int32Array(length).fill(-1);
-    this.seconds = new Int32Array(length);
-    this.values = new Int32Array(length);
-    this.mask = length - 1;
-    for (let i = 0; i < firsts.length; i++) {
-      if (firsts[i] === -1) continue;
-      const at = this.slot(firsts[i]!, seconds[i]!);
-      this.firsts[at] = firsts[i]!;
-      this.seconds[at] = seconds[i]!;
-      this.values[at] = values[i]!;
+    const old = this.cells;
+    const width = this.width;
+    const capacity = 2 * (this.mask + 1);
+    this.cells = this.empty(capacity);
+    this.mask = capacity - 1;
+    for (let i = 0; i < old.length; i += width) {
+      if (old[i] === -1) continue;
+      const at = this.find(old[i]!, old[i + 1]!);
+      for (let c = 0; c < width; c++) this.cells[at + c] = old[i + c]!;
     }
   }
 
   clear(): void {
-    this.firsts = new Int32Array(1 << 16).fill(-1);
-    this.seconds = new Int32Array(1 << 16);
-    this.values = new Int32Array(1 << 16);
+    this.cells = this.empty(1 << 16);
     this.mask = (1 << 16) - 1;
     this.size = 0;
   }
@@ -1121,12 +1231,12 @@ class BatchWriter {
     if (fid >= SLOT_FIELDS) {
       const key = table.moreKey(slot.no, fid);
       let k = table.moreFields.get(key);
-      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot.word, fieldTag(fid))));
+      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot, fieldTag(fid))));
       return k;
     }
     const at = table.fieldCell(slot.no, fid);
     let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, fieldTag(fid));
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot, fieldTag(fid));
     return k;
   }
 
@@ -1134,7 +1244,7 @@ class BatchWriter {
     const table = this.slotParts;
     const at = table.bucketCell(slot.no, bucket);
     let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, bucketTag(bucket));
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot, bucketTag(bucket));
     return k;
   }
 
@@ -1153,7 +1263,7 @@ class BatchWriter {
       let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
       for (let i = from + 1; i <= words.length; i++) {
         if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
-          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(valueKey(words.slice(from, i)), docid);
+          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(i - from === 1 ? words[from]! : valueKey(words.slice(from, i)), docid);
           from = i;
         }
       }
@@ -1182,19 +1292,18 @@ class BatchWriter {
         if (exact) {
           if (slot.exactDoc === docid) continue;
           slot.exactDoc = docid;
-          this.exact.append((slot.exact ??= this.exact.entry(w)), docid);
+          this.exact.append((slot.exact ??= this.exact.fresh(w)), docid);
         } else {
           if (slot.plainDoc === docid) continue;
           slot.plainDoc = docid;
-          this.words.append((slot.plain ??= this.words.entry(w)), docid);
+          this.words.append((slot.plain ??= this.words.fresh(w)), docid);
         }
         if (this.prefixSearch) {
           const first = this.slotParts.prefixCell(slot.no);
           const cells = this.slotParts.cells;
           if (!slot.prefixed) {
             slot.prefixed = true;
-            let at = first;
-            prefixesOf(w, { put: (k) => (cells[at++] = this.prefixes.entry(k)) });
+            this.prefixEntries(w, cells, first);
           }
           for (let at = first; at < first + PREFIX_MAX && cells[at]! >= 0; at++) this.prefixes.push(cells[at]!, docid);
         }
@@ -1220,26 +1329,66 @@ class BatchWriter {
     if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
   }
 
-  private readonly pairTable = new PairTable();
+
+  /**
+   * Prefix entries by (the entry of the prefix one character shorter + 1, or 0, next code point):
+   * a word's prefixes are found by integer probes, their strings made once per batch.
+   */
+  private readonly prefixTable = new PairTable();
+
+  /** The prefix entries of `word` (see prefixesOf) into `cells` from `at`. */
+  private prefixEntries(word: string, cells: Int32Array, at: number): void {
+    let parent = 0;
+    let end = 0;
+    for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
+      const code = word.codePointAt(end)!;
+      end += code > 0xffff ? 2 : 1;
+      let k = this.prefixTable.get(parent, code);
+      if (k < 0) {
+        k = this.prefixes.fresh(word.slice(0, end));
+        this.prefixTable.set(parent, code, k);
+      }
+      cells[at++] = k;
+      parent = k + 1;
+    }
+  }
+
+  /**
+   * Pair entries by (first word's slot, second word's slot): the pair's entry, then the entries
+   * of the second word's prefixes after the first word (-1 past the last), so that a pair met
+   * again costs one probe, not one per prefix.
+   */
+  private readonly pairTable = new PairTable(3 + PAIR_PREFIX_MAX);
+  /** Entries of (first word's slot, a prefix id) pairs (see WordSlot.pairPrefixes). */
+  private readonly pairPrefixTable = new PairTable();
 
   /** `second` right after `first` in a field of `docid` (see kw-pairs in layout.ts). */
   private addPair(first: WordSlot, second: WordSlot, docid: number): void {
     const table = this.pairTable;
-    let k = table.get(first.no, 2 * second.no);
+    let at = table.find(first.no, second.no);
+    if (table.cells[at] === -1) at = this.newPair(first, second);
+    const cells = table.cells;
+    this.pairs.push(cells[at + 2]!, docid);
+    for (let c = at + 3, end = at + 3 + PAIR_PREFIX_MAX; c < end && cells[c]! >= 0; c++) this.pairs.push(cells[c]!, docid);
+  }
+
+  /** The row of a pair first met in this flush, with its entries. */
+  private newPair(first: WordSlot, second: WordSlot): number {
+    const at = this.pairTable.insert(first.no, second.no);
+    const cells = this.pairTable.cells;
+    cells[at + 2] = this.pairs.fresh(pairKey(first.word, second.word));
+    const prefixes = this.prefixSearch ? (second.pairPrefixes ??= this.pairPrefixesOf(second.word)) : [];
+    for (let i = 0; i < PAIR_PREFIX_MAX; i++) cells[at + 3 + i] = i < prefixes.length ? this.pairPrefixEntry(first, prefixes[i]!) : -1;
+    return at;
+  }
+
+  private pairPrefixEntry(first: WordSlot, prefix: number): number {
+    let k = this.pairPrefixTable.get(first.no, prefix);
     if (k < 0) {
-      k = this.pairs.entry(pairKey(first.word, second.word));
-      table.set(first.no, 2 * second.no, k);
+      k = this.pairs.fresh(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
+      this.pairPrefixTable.set(first.no, prefix, k);
     }
-    this.pairs.push(k, docid);
-    if (!this.prefixSearch) return;
-    for (const prefix of (second.pairPrefixes ??= this.pairPrefixesOf(second.word))) {
-      let kp = table.get(first.no, 2 * prefix + 1);
-      if (kp < 0) {
-        kp = this.pairs.entry(pairPrefixKey(first.word, this.pairPrefixList[prefix]!));
-        table.set(first.no, 2 * prefix + 1, kp);
-      }
-      this.pairs.push(kp, docid);
-    }
+    return k;
   }
 
   private pairPrefixesOf(word: string): number[] {
@@ -1280,6 +1429,8 @@ class BatchWriter {
     this.pairPrefixIds.clear();
     this.pairPrefixList = [];
     this.pairTable.clear();
+    this.pairPrefixTable.clear();
+    this.prefixTable.clear();
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
     const appendTo = new Set(POSTING_DBS.filter((name) => empty(dbs[name])));

@@ -262,8 +262,18 @@ const ARRAY_CONTAINER_MAX = 4096;
  * falls back to roaring).
  */
 export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
+  const size = serializedAscendingSize(ids);
+  if (size < 0) return undefined;
+  // Not zero-filled: every byte is written (bitmap containers are cleared first).
+  const out = Buffer.allocUnsafe(size);
+  writeAscending(ids, out, 0);
+  return out;
+}
+
+/** The size of `serializeAscending(ids)`, -1 when `ids` is not strictly ascending. */
+export function serializedAscendingSize(ids: ArrayLike<number>): number {
   const n = ids.length;
-  // First pass: check order and count containers (one per distinct high 16 bits).
+  // One container per distinct high 16 bits.
   let containers = 0;
   let prev = -1;
   let high = -1;
@@ -271,7 +281,7 @@ export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
   let card = 0;
   for (let i = 0; i < n; i++) {
     const v = ids[i]!;
-    if (v <= prev || v > 0xffffffff) return undefined;
+    if (v <= prev || v > 0xffffffff) return -1;
     prev = v;
     const h = v >>> 16;
     if (h !== high) {
@@ -283,13 +293,28 @@ export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
     card++;
   }
   if (containers > 0) size += card > ARRAY_CONTAINER_MAX ? 8192 : 2 * card;
-  size += 8 * containers;
-  // Not zero-filled: every byte is written below (bitmap containers are cleared first).
-  const out = Buffer.allocUnsafe(size);
-  out.writeUInt32LE(SERIAL_COOKIE_NO_RUNCONTAINER, 0);
-  out.writeUInt32LE(containers, 4);
-  let header = 8;
-  let offsets = 8 + 4 * containers;
+  return size + 8 * containers;
+}
+
+/**
+ * Writes `serializeAscending(ids)` into `out` at `at` (`serializedAscendingSize(ids)` bytes,
+ * `ids` strictly ascending): the merge writes new keys' lists straight into its arena.
+ */
+export function writeAscending(ids: ArrayLike<number>, out: Buffer, at: number): void {
+  const n = ids.length;
+  let containers = 0;
+  for (let i = 0, high = -1; i < n; i++) {
+    const h = ids[i]! >>> 16;
+    if (h !== high) {
+      containers++;
+      high = h;
+    }
+  }
+  out.writeUInt32LE(SERIAL_COOKIE_NO_RUNCONTAINER, at);
+  out.writeUInt32LE(containers, at + 4);
+  let header = at + 8;
+  let offsets = at + 8 + 4 * containers;
+  // Container offsets count from the start of the serialization.
   let data = 8 + 8 * containers;
   for (let i = 0; i < n; ) {
     const h = ids[i]! >>> 16;
@@ -302,21 +327,24 @@ export function serializeAscending(ids: ArrayLike<number>): Buffer | undefined {
     out.writeUInt32LE(data, offsets);
     offsets += 4;
     if (c > ARRAY_CONTAINER_MAX) {
-      out.fill(0, data, data + 8192);
+      const base = at + data;
+      out.fill(0, base, base + 8192);
       for (let k = i; k < j; k++) {
         const low = ids[k]! & 0xffff;
-        out[data + (low >>> 3)]! |= 1 << (low & 7);
+        out[base + (low >>> 3)]! |= 1 << (low & 7);
       }
       data += 8192;
     } else {
+      let d = at + data;
       for (let k = i; k < j; k++) {
-        out.writeUInt16LE(ids[k]! & 0xffff, data);
-        data += 2;
+        const low = ids[k]! & 0xffff;
+        out[d++] = low & 0xff;
+        out[d++] = low >>> 8;
       }
+      data += 2 * c;
     }
     i = j;
   }
-  return out;
 }
 
 /**
