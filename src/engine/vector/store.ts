@@ -68,6 +68,8 @@ export interface VectorStoreConfig {
   dimensions: number;
   distance: Distance;
   binaryQuantized?: boolean;
+  /** Store size (codes and lists, bytes) from which the overlay is folded into segments: tests lower it (default FOLD_MIN_TOTAL). */
+  foldMinBytes?: number;
 }
 
 export interface VectorHit {
@@ -238,6 +240,7 @@ export class VectorStore {
   /** Pending slots added in the current batch, with their vectors (their pending keys are written at its end, if they stay pending). */
   private fresh = new Map<number, Float32Array>();
   private readonly scratch: Float32Array;
+  private readonly foldMinBytes: number;
   private readonly scratchBytes: Uint8Array;
 
   constructor(
@@ -248,6 +251,7 @@ export class VectorStore {
     this.dimensions = config.dimensions;
     this.distance = config.distance;
     this.binaryQuantized = config.binaryQuantized ?? false;
+    this.foldMinBytes = config.foldMinBytes ?? FOLD_MIN_TOTAL;
     this.bits = this.binaryQuantized || this.distance === 'hamming';
     const prefix = (this.prefix = `vectors:${embedder}:`);
     this.meta = store.openDB(`${prefix}meta`, { encoding: 'msgpack' });
@@ -282,6 +286,21 @@ export class VectorStore {
 
   /** Searches to come that the tuner does not count: the engine's warm-up search (see `warm`). */
   private unprobed = 0;
+
+  /**
+   * True when searches read the codes and lists through the memory map (segments and overlay),
+   * false while the writer's arena is loaded (for tests and benchmarks).
+   */
+  get mapped(): boolean {
+    this.sync();
+    return this.graph === null;
+  }
+
+  /** Segments written (each at least 16 MiB, read in place by searches). */
+  get segmentCount(): number {
+    this.sync();
+    return this.state.segments ?? 0;
+  }
 
   /** Number of vectors stored (a document may have several). */
   count(): number {
@@ -809,7 +828,7 @@ export class VectorStore {
     const lay = segmentLayout(g.arenaStride, g.M0);
     const sizes = blockBytes(lay.row, lay.M0);
     const total = this.state.nextSlot * (sizes.codes + sizes.links) / BLOCK;
-    if (total < FOLD_MIN_TOTAL) return;
+    if (total < this.foldMinBytes) return;
     const overlay = this.overlayCodes.size * sizes.codes + this.overlayLinks.size * sizes.links;
     if (overlay <= Math.min(FOLD_MAX, total / 8)) return;
     const per = lay.slots / BLOCK;
