@@ -447,7 +447,7 @@ export class VectorStore {
    */
   private relink(): void {
     const saved = this.meta.get('state') as State;
-    const owners = saved.layout === 2 ? this.readOwners(saved.nextSlot) : this.readLegacyOwners(saved.nextSlot);
+    const owners = saved.layout === 2 || saved.layout === 3 ? this.readOwners(saved.nextSlot) : this.readLegacyOwners(saved.nextSlot);
     this.blocks.clearSync();
     this.segments.clearSync();
     this.meta.clearSync();
