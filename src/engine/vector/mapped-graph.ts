@@ -17,6 +17,10 @@ import { Heap } from './heap.js';
 import type { Scored } from './graph.js';
 import type { CodeMetric } from './quantizer.js';
 import { BLOCK, SHIFT } from './segments.js';
+import { Kernels, QUERY_PTR } from './simd.js';
+
+/** Blocks a scan copies into its WebAssembly buffer at a time (fixed: 16 * 256 rows). */
+const SCAN_BLOCKS = 16;
 
 const ABSENT = -1;
 
@@ -268,10 +272,19 @@ export class MappedGraph {
     return this.drain();
   }
 
-  /** Exact scan of `slots` on codes: the `keep` closest, closest first. */
+  /**
+   * Exact scan of `slots` on codes: the `keep` closest, closest first. Long scans (an exact
+   * answer, the tuner's probes, the pending vectors) run the SIMD kernels on the blocks they
+   * need, copied a few at a time into a small WebAssembly buffer of fixed size: a copy costs far
+   * less than scoring in JS, and the buffer does not grow with the index.
+   */
   scan(slots: ArrayLike<number>, keep: number): Scored {
     const res = this.res;
     res.clear();
+    if (slots.length >= 2 * BLOCK) {
+      this.scanBlocks(slots, keep);
+      return this.drain();
+    }
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i]!;
       const d = this.dist(s);
@@ -281,6 +294,58 @@ export class MappedGraph {
       }
     }
     return this.drain();
+  }
+
+  private scanner: Kernels | null = null;
+
+  private scanBlocks(slots: ArrayLike<number>, keep: number): void {
+    const k = (this.scanner ??= new Kernels(this.row, this.M0));
+    k.resize(SCAN_BLOCKS * BLOCK);
+    const bytes = k.bytes;
+    bytes.set(this.queryBytes, QUERY_PTR);
+    if (this.withNorms) k.i32[(QUERY_PTR + this.stride) >> 2] = this.qNorm;
+    const kernel = this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : this.withNorms ? k.l2i8n : k.l2i8;
+    const negate = this.metric === 'dot';
+    const base = k.codePtr(0);
+    const ids = k.ids;
+    const out = k.out;
+    const res = this.res;
+    // block -> its place in the buffer (+1; 0: not copied)
+    const placed = new Map<number, number>();
+    const origin: number[] = [];
+    let n = 0;
+    const flush = () => {
+      if (n === 0) return;
+      kernel(QUERY_PTR, base, this.row, k.idsPtr, n, k.outPtr, this.stride);
+      for (let i = 0; i < n; i++) {
+        const d = negate ? -out[i]! : out[i]!;
+        if (res.size < keep || d < -res.topKey) {
+          res.push(-d, origin[i]!);
+          if (res.size > keep) res.pop();
+        }
+      }
+      n = 0;
+      placed.clear();
+    };
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!;
+      const b = s >>> SHIFT;
+      let at = placed.get(b);
+      if (at === undefined) {
+        if (placed.size === SCAN_BLOCKS || n === k.batch) flush();
+        at = placed.size;
+        placed.set(b, at);
+        bytes.set(this.codeBytes[b]!, base + at * BLOCK * this.row);
+      } else if (n === k.batch) {
+        flush();
+        at = 0;
+        placed.set(b, 0);
+        bytes.set(this.codeBytes[b]!, base);
+      }
+      ids[n] = at * BLOCK + (s & (BLOCK - 1));
+      origin[n++] = s;
+    }
+    flush();
   }
 
   private drain(): Scored {

@@ -1167,7 +1167,39 @@ export class VectorStore {
     });
     this.viewBytes = copied;
     this.watchSnapshot();
+    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.touchAhead(segs.filter((v): v is Uint8Array => v !== undefined));
   }
+
+  /**
+   * Map the segments' pages ahead, in the background: one byte per 4 KiB page is read, a slice of
+   * at most about a millisecond per turn of the event loop, so that neither startup nor a search
+   * waits for it; the first searches then find the pages mapped (page cache, not anonymous
+   * memory). Stops when the view is replaced.
+   */
+  private touchAhead(views: Uint8Array[]): void {
+    const view = this.view;
+    let v = 0;
+    let at = 0;
+    let sink = 0;
+    const step = () => {
+      if (this.view !== view || v >= views.length) return;
+      const until = performance.now() + 1;
+      while (v < views.length && performance.now() < until) {
+        const bytes = views[v]!;
+        for (let i = 0; i < 256 && at < bytes.length; i++, at += 4096) sink ^= bytes[at]!;
+        if (at >= bytes.length) {
+          v++;
+          at = 0;
+        }
+      }
+      this.touched = sink;
+      if (v < views.length) setImmediate(step).unref();
+    };
+    setImmediate(step).unref();
+  }
+
+  /** Where `touchAhead` leaves what it read (so that the reads are not optimised away). */
+  private touched = 0;
 
   /** The writer's arena from the segments and the overlay: a few copies per 256 slots. */
   private loadBlocks(state: State): void {
