@@ -4,32 +4,33 @@
  * Databases (all written in the caller's write transaction, `store.write(() => ...)`):
  *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, layout, ...}; 'gen' -> gen
  *   vectors:<e>:vec     slot -> exact vector (f32 LE, or packed bits when binary quantized)
- *   vectors:<e>:blocks  block * 4 + kind -> the records of BLOCK consecutive slots, as RAM holds
- *                       them (so that a block loads with one copy):
- *                         CODES   the slots' compact codes (pending vectors' too), arena rows
- *                         LINKS   layer-0 neighbour counts (u8 each), then lists (M0 u32 each)
+ *   vectors:<e>:segments  segment -> codes and layer-0 lists of a fixed range of slots, one
+ *                       value of >= 16 MiB each (segments.ts), read in place through the map
+ *   vectors:<e>:blocks  block * 4 + kind -> the records of BLOCK consecutive slots:
+ *                         CODES   the slots' compact codes (pending vectors' too), arena rows  } the overlay:
+ *                         LINKS   layer-0 neighbour counts (u8 each), then lists (M0 u32 each) } newer than the segment
  *                         UPPER   for each slot of the block with upper layers: slot, level,
  *                                 then its lists (count + M u32 per layer)
  *                         OWNERS  per slot: docid (u32, 0xffffffff when free), position in the
  *                                 document's vectors (u16), flags (u16: 1 = pending)
- * Stores written before the blocks (no `layout` in the state) kept one key per slot in
- * `codes`, `links` (slot * 16 + layer), `docs` (docid -> slots) and 'pending:<slot>' keys in
- * meta; they are read that way and rewritten as blocks by their next write.
+ * Layout 2 (before the segments) kept every block's CODES and LINKS; stores written before the
+ * blocks (no `layout`) kept one key per slot in `codes`, `links` (slot * 16 + layer), `docs`
+ * (docid -> slots) and 'pending:<slot>' keys in meta. Both are read as they are and rewritten by
+ * their next write.
  *
- * RAM holds the codes and the neighbour lists as contiguous arrays (see graph.ts): they are
- * loaded from the blocks when the store opens (a few hundred values per 100,000 vectors, each
- * copied in one piece, so opening costs milliseconds, not a rebuild) and kept equal to what is
- * committed: each write persists the blocks it changed. Each mutation writes a fresh generation
- * token ('gen'); when the committed token differs from the one in RAM (a write transaction threw
- * and rolled back), RAM is reloaded from the store, so an aborted transaction leaves the graph
- * exactly as it was.
- *
- * Why copies and not views of the memory map: lmdb-js 3.5 hands out a view of the map only for
- * values of 16 MiB and more (smaller ones are copied into a reused buffer by `getBinaryFast`),
- * such a view is valid only while a read snapshot pins its pages, and the distance kernels run in
- * WebAssembly memory, which cannot alias a file mapping. So the codes and layer-0 lists the walk
- * reads are in anonymous memory (about 260 bytes per 100-d vector); the exact vectors, read for
- * the re-ranking only, stay in the map.
+ * Two ways to hold the graph, one per side:
+ * - Searching (`view`, mapped-graph.ts): codes and lists are viewed in the segments under a held
+ *   read snapshot (lmdb-js views values of >= 16 MiB in the map instead of copying them; the
+ *   pages stay valid while the snapshot is held, even when a writer replaces them), the overlay
+ *   blocks are copied; levels come from the owners. Anonymous memory does not grow with the
+ *   codes and lists, and opening reads a few values per thousand vectors.
+ * - Writing (`graph`, graph.ts): codes and lists in WebAssembly memory, where merges (with a
+ *   helper thread) and repairs run; loaded by the first write, dropped after ARENA_IDLE_MS.
+ * Each write persists the blocks it changed (the overlay grows) and, past a threshold, folds the
+ * overlay into fresh segments; the state and a fresh generation token ('gen') go in the same
+ * transaction. Either side reloads when the committed token differs from its own (a commit by
+ * the other side, or a write transaction that threw and rolled back), so an aborted transaction
+ * leaves the graph exactly as it was.
  *
  * New vectors are persisted at once, with their codes, and marked pending; searches scan their
  * codes exactly (pending.ts); they are linked into the graph when they reach a threshold (or on
