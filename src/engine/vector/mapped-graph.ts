@@ -381,40 +381,52 @@ export class MappedGraph {
     const out = k.out;
     const res = this.res;
     const ids = new Uint32Array(k.bytes.buffer, k.idsPtr, k.batch);
-    // block -> its place in the buffer (+1; 0: not copied)
-    const placed = new Map<number, number>();
-    const origin: number[] = [];
+    // the blocks in the buffer (a few compares find one: there are at most SCAN_BLOCKS)
+    const placed = new Int32Array(SCAN_BLOCKS);
+    let nPlaced = 0;
+    let lastBlock = -1;
+    let lastAt = 0;
+    const origin = new Int32Array(k.batch);
     let n = 0;
     const flush = () => {
-      if (n === 0) return;
-      kernel(QUERY_PTR, base, this.row, k.idsPtr, n, k.outPtr, this.stride);
-      for (let i = 0; i < n; i++) {
-        const d = negate ? -out[i]! : out[i]!;
-        if (res.size < keep || d < -res.topKey) {
-          res.push(-d, origin[i]!);
-          if (res.size > keep) res.pop();
+      if (n > 0) {
+        kernel(QUERY_PTR, base, this.row, k.idsPtr, n, k.outPtr, this.stride);
+        for (let i = 0; i < n; i++) {
+          const d = negate ? -out[i]! : out[i]!;
+          if (res.size < keep || d < -res.topKey) {
+            res.push(-d, origin[i]!);
+            if (res.size > keep) res.pop();
+          }
         }
       }
       n = 0;
-      placed.clear();
+      nPlaced = 0;
+      lastBlock = -1;
     };
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i]!;
       const b = s >>> SHIFT;
-      let at = placed.get(b);
-      if (at === undefined) {
-        if (placed.size === SCAN_BLOCKS || n === k.batch) flush();
-        at = placed.size;
-        placed.set(b, at);
-        bytes.set(this.codeBytes[b]!, base + at * BLOCK * this.row);
-      } else if (n === k.batch) {
-        flush();
-        at = 0;
-        placed.set(b, 0);
-        bytes.set(this.codeBytes[b]!, base);
+      if (b !== lastBlock) {
+        let at = -1;
+        for (let p = 0; p < nPlaced; p++) {
+          if (placed[p] === b) {
+            at = p;
+            break;
+          }
+        }
+        if (at < 0) {
+          if (nPlaced === SCAN_BLOCKS) flush();
+          at = nPlaced++;
+          placed[at] = b;
+          bytes.set(this.codeBytes[b]!, base + at * BLOCK * this.row);
+        }
+        lastBlock = b;
+        lastAt = at;
       }
-      ids[n] = at * BLOCK + (s & (BLOCK - 1));
+      ids[n] = lastAt * BLOCK + (s & (BLOCK - 1));
       origin[n++] = s;
+      // a slot listed twice could overflow the batch: score what is there
+      if (n === k.batch) flush();
     }
     flush();
   }
