@@ -1130,37 +1130,62 @@ export class VectorStore {
         }
       }
     }
-    const upperSlots: number[] = [];
-    const upperStart: number[] = [];
-    const upperParts: Uint32Array[] = [];
-    let upperLength = 0;
+    // Upper layers (one vector in M has some): the UPPER blocks list their slots in ascending
+    // order, and blocks are read in order, so two passes fill flat arrays already sorted, with no
+    // object per node (a serving process keeps its heap small).
+    const uppers: Uint32Array[] = [];
+    let nodes = 0;
+    let words = 0;
     for (let b = 0; b < nBlocks; b++) {
       const raw = reads(this.blocks).getBinary(blockKey(b, UPPER), read);
       if (!raw) continue;
-      const words = u32s(raw);
-      for (let i = 0; i < words.length; ) {
-        const s = words[i]!;
-        const level = words[i + 1]!;
+      const list = u32s(raw);
+      uppers.push(list);
+      for (let i = 0; i < list.length; ) {
+        const level = list[i + 1]!;
         const length = level * (state.M + 1);
-        if (levels[s] === level && level > 0) {
-          upperSlots.push(s);
-          upperStart.push(upperLength);
-          upperParts.push(words.subarray(i + 2, i + 2 + length));
-          upperLength += length;
+        if (levels[list[i]!] === level && level > 0) {
+          nodes++;
+          words += length;
         }
         i += 2 + length;
       }
     }
-    const upperData = new Uint32Array(upperLength);
-    for (let i = 0; i < upperParts.length; i++) upperData.set(upperParts[i]!, upperStart[i]!);
-    const order = upperSlots.map((_, i) => i).sort((a, b) => upperSlots[a]! - upperSlots[b]!);
+    const upperSlots = new Uint32Array(nodes);
+    const upperStart = new Uint32Array(nodes);
+    const upperData = new Uint32Array(words);
+    let node = 0;
+    let at = 0;
+    let sorted = true;
+    for (const list of uppers) {
+      for (let i = 0; i < list.length; ) {
+        const s = list[i]!;
+        const level = list[i + 1]!;
+        const length = level * (state.M + 1);
+        if (levels[s] === level && level > 0) {
+          if (node > 0 && s <= upperSlots[node - 1]!) sorted = false;
+          upperSlots[node] = s;
+          upperStart[node++] = at;
+          upperData.set(list.subarray(i + 2, i + 2 + length), at);
+          at += length;
+        }
+        i += 2 + length;
+      }
+    }
+    if (!sorted) {
+      // not written by this version's writer: order the index (the walk looks slots up by bisection)
+      const order = Array.from(upperSlots.keys()).sort((x, y) => upperSlots[x]! - upperSlots[y]!);
+      const starts = Uint32Array.from(order, (i) => upperStart[i]!);
+      upperSlots.set(Uint32Array.from(order, (i) => upperSlots[i]!));
+      upperStart.set(starts);
+    }
     this.view = new MappedGraph(this.quantizer.metric, this.quantizer.stride, row, state.M, this.bits ? Math.ceil(this.dimensions / 8) : this.dimensions, {
       codes,
       l0n,
       l0,
       levels,
-      upperSlots: Uint32Array.from(order, (i) => upperSlots[i]!),
-      upperStart: Uint32Array.from(order, (i) => upperStart[i]!),
+      upperSlots,
+      upperStart,
       upperData,
       entry: state.entry,
       maxLevel: state.maxLevel,
