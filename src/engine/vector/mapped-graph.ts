@@ -21,6 +21,8 @@ import { Kernels, QUERY_PTR } from './simd.js';
 
 /** Blocks a scan copies into its WebAssembly buffer at a time (fixed: 16 * 256 rows). */
 const SCAN_BLOCKS = 16;
+/** The kernels' buffers of this thread, by row shape (see `kernels`). */
+const buffers = new Map<string, Kernels>();
 
 const ABSENT = -1;
 
@@ -123,7 +125,6 @@ export class MappedGraph {
     let n = 0;
     for (let i = 0; i < this.len; i++) n += this.query[i]! * this.query[i]!;
     this.qNorm = n;
-    this.queryGen++;
   }
 
   /** Code distance from the query to `slot`: the integers the WebAssembly kernels compute. */
@@ -350,27 +351,26 @@ export class MappedGraph {
     return this.drain();
   }
 
-  private scanner: Kernels | null = null;
   private kernel: Kernels['l2i8'] | null = null;
 
-  /** The kernels and their buffer (fixed size: 16 blocks of rows), the query copied in. */
+  /**
+   * The kernels and their buffer (16 blocks of rows), the query copied in. One buffer per row
+   * shape and thread, shared by every view (a view is replaced at each commit; searches never
+   * interleave within a thread), so the query is copied in at each use.
+   */
   private kernels(): Kernels {
-    let k = this.scanner;
+    const key = `${this.row}:${this.M0}`;
+    let k = buffers.get(key);
     if (!k) {
-      k = this.scanner = new Kernels(this.row, this.M0);
+      k = new Kernels(this.row, this.M0);
       k.resize(SCAN_BLOCKS * BLOCK);
-      this.kernel = this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : this.withNorms ? k.l2i8n : k.l2i8;
+      buffers.set(key, k);
     }
-    if (this.queryGen !== this.queryLoaded) {
-      k.bytes.set(this.queryBytes, QUERY_PTR);
-      if (this.withNorms) k.i32[(QUERY_PTR + this.stride) >> 2] = this.qNorm;
-      this.queryLoaded = this.queryGen;
-    }
+    this.kernel ??= this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : this.withNorms ? k.l2i8n : k.l2i8;
+    k.bytes.set(this.queryBytes, QUERY_PTR);
+    if (this.withNorms) k.i32[(QUERY_PTR + this.stride) >> 2] = this.qNorm;
     return k;
   }
-
-  private queryGen = 0;
-  private queryLoaded = -1;
 
   private scanBlocks(slots: ArrayLike<number>, keep: number): void {
     const k = this.kernels();
