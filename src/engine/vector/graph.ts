@@ -143,7 +143,7 @@ export function helperLoop(graph: Graph, ctrl: Int32Array): void {
 }
 
 /** Deterministic level of a slot (so a rebuild after restart finds the same layers). */
-function levelOf(slot: number, mult: number): number {
+export function levelOf(slot: number, mult: number): number {
   let h = (slot + 0x9e3779b9) | 0;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
@@ -151,6 +151,15 @@ function levelOf(slot: number, mult: number): number {
   const u = ((h >>> 0) + 1) / 4294967297;
   return Math.min(15, Math.floor(-Math.log(u) * mult));
 }
+
+/** Bytes per slot in the arena for codes of `stride` bytes: the code, then (l2) its squared norm as an i32 in 16 bytes. */
+export function arenaStrideFor(stride: number, metric: CodeMetric): number {
+  // The query's norm goes after its code at QUERY_PTR: only when it fits there.
+  return metric === 'l2' && stride + 16 <= QUERY_BYTES ? stride + 16 : stride;
+}
+
+/** The level multiplier of graphs with `M` links per upper layer. */
+export const levelMult = (M: number) => 1 / Math.log(M);
 
 export interface Scored {
   ids: number[];
@@ -208,10 +217,9 @@ export class Graph {
     this.M = params.M;
     this.M0 = params.M * 2;
     this.efConstruction = params.efConstruction;
-    this.mult = 1 / Math.log(params.M);
-    // The query's norm goes after its code at QUERY_PTR: only when it fits there.
-    this.withNorms = metric === 'l2' && stride + 16 <= QUERY_BYTES;
-    this.arenaStride = this.withNorms ? stride + 16 : stride;
+    this.mult = levelMult(params.M);
+    this.arenaStride = arenaStrideFor(stride, metric);
+    this.withNorms = this.arenaStride !== stride;
     this.kernels = new Kernels(this.arenaStride, this.M0, helper);
     this.kernel = metric === 'l2' ? (this.withNorms ? this.kernels.l2i8n : this.kernels.l2i8) : metric === 'dot' ? this.kernels.doti8 : this.kernels.hamming;
     this.negate = metric === 'dot';

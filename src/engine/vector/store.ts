@@ -4,32 +4,33 @@
  * Databases (all written in the caller's write transaction, `store.write(() => ...)`):
  *   vectors:<e>:meta    'state' -> {gen, entry, maxLevel, nextSlot, scale, layout, ...}; 'gen' -> gen
  *   vectors:<e>:vec     slot -> exact vector (f32 LE, or packed bits when binary quantized)
- *   vectors:<e>:blocks  block * 4 + kind -> the records of BLOCK consecutive slots, as RAM holds
- *                       them (so that a block loads with one copy):
- *                         CODES   the slots' compact codes (pending vectors' too), arena rows
- *                         LINKS   layer-0 neighbour counts (u8 each), then lists (M0 u32 each)
+ *   vectors:<e>:segments  segment -> codes and layer-0 lists of a fixed range of slots, one
+ *                       value of >= 16 MiB each (segments.ts), read in place through the map
+ *   vectors:<e>:blocks  block * 4 + kind -> the records of BLOCK consecutive slots:
+ *                         CODES   the slots' compact codes (pending vectors' too), arena rows  } the overlay:
+ *                         LINKS   layer-0 neighbour counts (u8 each), then lists (M0 u32 each) } newer than the segment
  *                         UPPER   for each slot of the block with upper layers: slot, level,
  *                                 then its lists (count + M u32 per layer)
  *                         OWNERS  per slot: docid (u32, 0xffffffff when free), position in the
  *                                 document's vectors (u16), flags (u16: 1 = pending)
- * Stores written before the blocks (no `layout` in the state) kept one key per slot in
- * `codes`, `links` (slot * 16 + layer), `docs` (docid -> slots) and 'pending:<slot>' keys in
- * meta; they are read that way and rewritten as blocks by their next write.
+ * Layout 2 (before the segments) kept every block's CODES and LINKS; stores written before the
+ * blocks (no `layout`) kept one key per slot in `codes`, `links` (slot * 16 + layer), `docs`
+ * (docid -> slots) and 'pending:<slot>' keys in meta. Both are read as they are and rewritten by
+ * their next write.
  *
- * RAM holds the codes and the neighbour lists as contiguous arrays (see graph.ts): they are
- * loaded from the blocks when the store opens (a few hundred values per 100,000 vectors, each
- * copied in one piece, so opening costs milliseconds, not a rebuild) and kept equal to what is
- * committed: each write persists the blocks it changed. Each mutation writes a fresh generation
- * token ('gen'); when the committed token differs from the one in RAM (a write transaction threw
- * and rolled back), RAM is reloaded from the store, so an aborted transaction leaves the graph
- * exactly as it was.
- *
- * Why copies and not views of the memory map: lmdb-js 3.5 hands out a view of the map only for
- * values of 16 MiB and more (smaller ones are copied into a reused buffer by `getBinaryFast`),
- * such a view is valid only while a read snapshot pins its pages, and the distance kernels run in
- * WebAssembly memory, which cannot alias a file mapping. So the codes and layer-0 lists the walk
- * reads are in anonymous memory (about 260 bytes per 100-d vector); the exact vectors, read for
- * the re-ranking only, stay in the map.
+ * Two ways to hold the graph, one per side:
+ * - Searching (`view`, mapped-graph.ts): codes and lists are viewed in the segments under a held
+ *   read snapshot (lmdb-js views values of >= 16 MiB in the map instead of copying them; the
+ *   pages stay valid while the snapshot is held, even when a writer replaces them), the overlay
+ *   blocks are copied; levels come from the owners. Anonymous memory does not grow with the
+ *   codes and lists, and opening reads a few values per thousand vectors.
+ * - Writing (`graph`, graph.ts): codes and lists in WebAssembly memory, where merges (with a
+ *   helper thread) and repairs run; loaded by the first write, dropped after ARENA_IDLE_MS.
+ * Each write persists the blocks it changed (the overlay grows) and, past a threshold, folds the
+ * overlay into fresh segments; the state and a fresh generation token ('gen') go in the same
+ * transaction. Either side reloads when the committed token differs from its own (a commit by
+ * the other side, or a write transaction that threw and rolled back), so an aborted transaction
+ * leaves the graph exactly as it was.
  *
  * New vectors are persisted at once, with their codes, and marked pending; searches scan their
  * codes exactly (pending.ts); they are linked into the graph when they reach a threshold (or on
@@ -44,22 +45,32 @@
  */
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import type { Database } from 'lmdb';
+import type { Database, Transaction } from 'lmdb';
+
+/** Reads through a held snapshot. */
+type ReadOptions = { transaction: Transaction };
+/** lmdb-js reads `transaction` in the options of every get (its typings declare it for `get` only). */
+type BinaryReads = { getBinaryFast(id: number, options?: ReadOptions): Buffer | undefined; getBinary(id: number, options?: ReadOptions): Buffer | undefined };
+const reads = (db: Database<Buffer, number>) => db as unknown as BinaryReads;
 import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
 import { exactDistance, norm, similarity, type Distance } from './distance.js';
 import { DocSlots, NO_OWNER } from './doc-slots.js';
-import { Graph, type Scored } from './graph.js';
+import { arenaStrideFor, Graph, levelMult, levelOf, type Scored } from './graph.js';
+import { MappedGraph } from './mapped-graph.js';
 import { BUILD, efSearch, mergeThreshold, preferScan, rerankCount } from './params.js';
 import { PendingSlots } from './pending.js';
 import { int8Scale, packBits, Quantizer, unpackBits } from './quantizer.js';
 import { QUERY_PTR } from './simd.js';
+import { BLOCK, blockBytes, blocksFor, segmentFrom, segmentLayout, SHIFT } from './segments.js';
 import { BeamTuner } from './tuner.js';
 
 export interface VectorStoreConfig {
   dimensions: number;
   distance: Distance;
   binaryQuantized?: boolean;
+  /** Store size (codes and lists, bytes) from which the overlay is folded into segments: tests lower it (default FOLD_MIN_TOTAL). */
+  foldMinBytes?: number;
 }
 
 export interface VectorHit {
@@ -87,8 +98,14 @@ interface State {
    */
   scaleSample?: number;
   vectors: number;
-  /** 2: codes, links and owners in blocks; absent: one key per slot (see the header). */
-  layout?: 2;
+  /**
+   * 3: codes and layer-0 lists in segments plus an overlay of blocks, owners and upper layers in
+   * blocks; 2: everything in blocks; absent: one key per slot (see the header).
+   */
+  layout?: 2 | 3;
+  /** Slots per segment (layout 3), and how many segments are written (they cover [0, segments * segSlots)). */
+  segSlots?: number;
+  segments?: number;
   /** Bytes per slot in a CODES block (the arena's row: the code, and its norm for l2). */
   codeStride?: number;
   /** False when lists may name absent slots (a removal not repaired yet): swept at load. */
@@ -106,9 +123,6 @@ const PENDING = 'pending:';
 /** Legacy layout: links keyed slot * LAYERS + layer. */
 const LAYERS = 16;
 
-/** Slots per block: 256 keeps a rewritten block small (32 KiB of links) for scattered changes. */
-const SHIFT = 8;
-const BLOCK = 1 << SHIFT;
 const CODES = 0;
 const LINKS = 1;
 const UPPER = 2;
@@ -116,7 +130,15 @@ const OWNERS = 3;
 const OWNER_BYTES = 8;
 const FLAG_PENDING = 1;
 const blockKey = (block: number, kind: number) => block * 4 + kind;
-const blocksFor = (slots: number) => Math.ceil(slots / BLOCK);
+
+/** Stores smaller than this (codes and lists) keep them in blocks only: read into memory, they cost less than a segment. */
+const FOLD_MIN_TOTAL = 4 << 20;
+/** The overlay is folded into segments when it holds more than this, or more than 1/8 of the store. */
+const FOLD_MAX = 16 << 20;
+/** The writer drops its arena after this long without a write (a serving process's memory must not grow with the index). */
+const ARENA_IDLE_MS = 5000;
+/** How often a reader holding a snapshot checks for a newer one (a held snapshot keeps LMDB from reusing the pages freed since). */
+const SNAPSHOT_CHECK_MS = 1000;
 
 function bytesOf(a: ArrayBufferView): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
@@ -173,6 +195,7 @@ export class VectorStore {
   private readonly meta: Database<any, string>;
   private readonly vec: Database<Buffer, number>;
   private readonly blocks: Database<Buffer, number>;
+  private readonly segments: Database<Buffer, number>;
   private readonly prefix: string;
   /** Blocks changed since the last commit, by kind (links and upper layers: `graph.dirty`). */
   private readonly dirtyCodes = new Set<number>();
@@ -184,7 +207,21 @@ export class VectorStore {
   private gen = -1;
   private state!: State;
   private quantizer!: Quantizer;
-  private graph!: Graph;
+  /** The writer's graph, in the WebAssembly arena: loaded for writes, dropped when idle. */
+  private graph: Graph | null = null;
+  /** The searching side's graph, read through the memory map under `snapshot` (when `graph` is not loaded). */
+  private view: MappedGraph | null = null;
+  /** The read transaction that keeps the view's pages valid. */
+  private snapshot: { done(): void } | null = null;
+  /** Bytes of the overlay blocks the view copied into memory. */
+  private viewBytes = 0;
+  private snapshotTimer: NodeJS.Timeout | null = null;
+  /** A write wants the arena: `sync` loads it rather than the view. */
+  private arenaWanted = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** Writer: blocks whose codes / lists are in the overlay (keys in `blocks`) rather than only in a segment. */
+  private readonly overlayCodes = new Set<number>();
+  private readonly overlayLinks = new Set<number>();
   private pending!: PendingSlots;
   private readonly tuner = new BeamTuner();
   /** Slots of the current batch whose codes are not written yet (see `codeFresh`). */
@@ -204,6 +241,7 @@ export class VectorStore {
   /** Pending slots added in the current batch, with their vectors (their pending keys are written at its end, if they stay pending). */
   private fresh = new Map<number, Float32Array>();
   private readonly scratch: Float32Array;
+  private readonly foldMinBytes: number;
   private readonly scratchBytes: Uint8Array;
 
   constructor(
@@ -214,11 +252,13 @@ export class VectorStore {
     this.dimensions = config.dimensions;
     this.distance = config.distance;
     this.binaryQuantized = config.binaryQuantized ?? false;
+    this.foldMinBytes = config.foldMinBytes ?? FOLD_MIN_TOTAL;
     this.bits = this.binaryQuantized || this.distance === 'hamming';
     const prefix = (this.prefix = `vectors:${embedder}:`);
     this.meta = store.openDB(`${prefix}meta`, { encoding: 'msgpack' });
     this.vec = store.openDB(`${prefix}vec`, { keyEncoding: 'uint32', encoding: 'binary' });
     this.blocks = store.openDB(`${prefix}blocks`, { keyEncoding: 'uint32', encoding: 'binary' });
+    this.segments = store.openDB(`${prefix}segments`, { keyEncoding: 'uint32', encoding: 'binary' });
     this.scratch = new Float32Array(this.dimensions);
     this.scratchBytes = new Uint8Array(this.scratch.buffer);
     this.sync();
@@ -240,13 +280,28 @@ export class VectorStore {
     if (slots.length === 0) return undefined;
     const ef = efSearch(10, this.state.vectors);
     for (let i = 0; i < WARM_SEARCHES; i++) this.search(this.exact(slots[(i * 7919) % slots.length]!), 10, undefined, { ef });
-    this.graph.scan(slots, ef);
+    this.walker.scan(slots, ef);
     this.unprobed = 1;
     return this.exact(slots[0]!);
   }
 
   /** Searches to come that the tuner does not count: the engine's warm-up search (see `warm`). */
   private unprobed = 0;
+
+  /**
+   * True when searches read the codes and lists through the memory map (segments and overlay),
+   * false while the writer's arena is loaded (for tests and benchmarks).
+   */
+  get mapped(): boolean {
+    this.sync();
+    return this.graph === null;
+  }
+
+  /** Segments written (each at least 16 MiB, read in place by searches). */
+  get segmentCount(): number {
+    this.sync();
+    return this.state.segments ?? 0;
+  }
 
   /** Number of vectors stored (a document may have several). */
   count(): number {
@@ -273,6 +328,7 @@ export class VectorStore {
    */
   batch(fn: () => void): void {
     if (this.batching) return fn();
+    this.wantArena();
     this.sync();
     this.dropStale();
     this.batching = true;
@@ -280,9 +336,10 @@ export class VectorStore {
       fn();
       this.batching = false;
       this.codeFresh();
-      if (this.pending.size >= mergeThreshold(this.graph.size)) this.merge();
+      if (this.pending.size >= mergeThreshold(this.arena.size)) this.merge();
       this.fresh.clear();
       this.commitRam();
+      this.idleSoon();
     } catch (error) {
       // RAM no longer matches what the transaction holds: reload on next use (and persist what
       // RAM holds, marked for a sweep at load, should the caller commit what was written).
@@ -296,6 +353,7 @@ export class VectorStore {
       this.fresh.clear();
       this.uncoded = [];
       this.gen = -3;
+      this.idleSoon();
       throw error;
     }
   }
@@ -335,10 +393,47 @@ export class VectorStore {
   /** Link every pending vector into the graph now (otherwise done at a threshold). */
   flush(): void {
     if (this.batching) return this.merge();
+    this.wantArena();
     this.sync();
     this.dropStale();
     this.merge();
     this.commitRam();
+    this.idleSoon();
+  }
+
+  /** The writer's graph (loaded by `wantArena` then `sync`). */
+  private get arena(): Graph {
+    return this.graph!;
+  }
+
+  /** The graph searches walk: the arena while the writer holds it, else the view of the map. */
+  private get walker(): Graph | MappedGraph {
+    return this.graph ?? this.view!;
+  }
+
+  /** Writes need the arena: load it (at the next `sync`) if it is not. */
+  private wantArena(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    if (this.arenaWanted && this.graph) return;
+    this.arenaWanted = true;
+    this.gen = Number.NaN;
+  }
+
+  /**
+   * Drop the arena after a while without writes: what the writer loaded for its merges (codes and
+   * lists of every vector) is not kept by an idle process; the next use reads the map again.
+   */
+  private idleSoon(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.batching) return;
+      this.arenaWanted = false;
+      this.graph = null;
+      this.gen = Number.NaN;
+    }, ARENA_IDLE_MS);
+    this.idleTimer.unref();
   }
 
   private dropStale(): void {
@@ -353,10 +448,11 @@ export class VectorStore {
    */
   private relink(): void {
     const saved = this.meta.get('state') as State;
-    const owners = saved.layout === 2 ? this.readOwners(saved.nextSlot) : this.readLegacyOwners(saved.nextSlot);
+    const owners = saved.layout === 2 || saved.layout === 3 ? this.readOwners(saved.nextSlot) : this.readLegacyOwners(saved.nextSlot);
     this.blocks.clearSync();
+    this.segments.clearSync();
     this.meta.clearSync();
-    if (saved.layout !== 2) this.dropLegacy();
+    if (saved.layout !== 2 && saved.layout !== 3) this.dropLegacy();
     const state = this.emptyState();
     state.nextSlot = saved.nextSlot;
     state.vectors = saved.vectors;
@@ -375,10 +471,11 @@ export class VectorStore {
   clear(): void {
     // clearSync joins the caller's write transaction (rolled back with it).
     const saved = this.meta.get('state') as State | undefined;
-    if (saved && saved.layout !== 2) this.dropLegacy();
-    for (const db of [this.vec, this.blocks, this.meta]) db.clearSync();
-    this.gen = -1;
+    if (saved && saved.layout !== 2 && saved.layout !== 3) this.dropLegacy();
+    for (const db of [this.vec, this.blocks, this.segments, this.meta]) db.clearSync();
+    this.wantArena();
     this.sync();
+    this.idleSoon();
   }
 
   /**
@@ -390,7 +487,7 @@ export class VectorStore {
     this.checkDimensions(query);
     this.settle();
     if (k <= 0 || this.state.vectors === 0) return [];
-    const graph = this.graph;
+    const graph = this.walker;
     const fixed = tuning.ef !== undefined;
     const ef = Math.max(k, tuning.ef ?? this.tuner.ef(efSearch(k, this.state.vectors)));
     let mask: Uint8Array | null = null;
@@ -431,9 +528,9 @@ export class VectorStore {
   /** Answer by the walk and by an exact scan, tell the tuner how the walk did, return the scan's answer. */
   private probe(ef: number, rank: (found: Scored | null) => VectorHit[]): VectorHit[] {
     const t0 = performance.now();
-    const walked = rank(this.graph.search(ef));
+    const walked = rank(this.walker.search(ef));
     const t1 = performance.now();
-    const exact = rank(this.graph.scan(this.graphSlots(), ef));
+    const exact = rank(this.walker.scan(this.graphSlots(), ef));
     const t2 = performance.now();
     const truth = new Set(exact.map((h) => h.docid));
     let found = 0;
@@ -447,7 +544,7 @@ export class VectorStore {
     if (this.pending.size === 0) return null;
     let slots = this.pending.list();
     if (mask) slots = slots.filter((s) => mask[s] === 1);
-    return slots.length === 0 ? null : this.graph.scan(slots, ef);
+    return slots.length === 0 ? null : this.walker.scan(slots, ef);
   }
 
   /**
@@ -476,10 +573,11 @@ export class VectorStore {
   /** Every slot linked in the graph (cached per reload: the graph changes only in writes). */
   private linked: Uint32Array | null = null;
   private graphSlots(): Uint32Array {
-    if (this.linked && this.linked.length === this.graph.size) return this.linked;
-    const out = new Uint32Array(this.graph.size);
+    const g = this.walker;
+    if (this.linked && this.linked.length === g.size) return this.linked;
+    const out = new Uint32Array(g.size);
     let n = 0;
-    for (let s = 0; s < this.graph.cap && n < out.length; s++) if (this.graph.has(s)) out[n++] = s;
+    for (let s = 0; s < g.cap && n < out.length; s++) if (g.has(s)) out[n++] = s;
     this.linked = out;
     return out;
   }
@@ -489,13 +587,18 @@ export class VectorStore {
   private maskedGraphSlots(mask: Uint8Array, count: number): Uint32Array {
     const out = new Uint32Array(count);
     let n = 0;
-    for (let s = 0; s < mask.length && n < count; s++) if (mask[s] && this.graph.has(s)) out[n++] = s;
+    const g = this.walker;
+    for (let s = 0; s < mask.length && n < count; s++) if (mask[s] && g.has(s)) out[n++] = s;
     return out;
   }
 
   private encodeQuery(query: Float32Array): void {
-    const bytes = this.graph.kernels.bytes;
-    this.quantizer.encode(query, bytes, QUERY_PTR);
+    if (!this.graph) {
+      this.quantizer.encode(query, this.view!.queryCode, 0);
+      this.view!.queryCoded();
+      return;
+    }
+    this.quantizer.encode(query, this.graph.kernels.bytes, QUERY_PTR);
     this.graph.coded(QUERY_PTR);
   }
 
@@ -568,7 +671,7 @@ export class VectorStore {
   private allocate(): number {
     const slot = this.free.pop() ?? this.state.nextSlot++;
     // whole blocks, so that a block is always one contiguous piece of the arena
-    this.graph.ensure(blocksFor(slot + 1) * BLOCK);
+    this.arena.ensure(blocksFor(slot + 1) * BLOCK);
     return slot;
   }
 
@@ -599,12 +702,12 @@ export class VectorStore {
     if (slots.length > 0) {
       this.refitScale(slots);
       for (const slot of slots) this.dirtyOwners.add(slot >>> SHIFT);
-      this.graph.insertMany(slots);
+      this.arena.insertMany(slots);
       this.pending.clear();
       this.fresh.clear();
       this.linked = null;
     }
-    this.graph.consolidate();
+    this.arena.consolidate();
     this.free.push(...this.limbo);
     this.limbo = [];
   }
@@ -626,7 +729,7 @@ export class VectorStore {
    */
   private refitScale(pending: number[]): void {
     const fitted = this.state.scaleSample;
-    if (this.bits || this.graph.size > 0 || fitted === undefined || fitted >= SCALE_SAMPLE || pending.length <= fitted) return;
+    if (this.bits || this.arena.size > 0 || fitted === undefined || fitted >= SCALE_SAMPLE || pending.length <= fitted) return;
     const vector = (slot: number) => this.fresh.get(slot) ?? this.exact(slot);
     this.setScale(pending.slice(0, SCALE_SAMPLE).map(vector));
     for (const slot of pending) this.writeCode(slot, vector(slot));
@@ -640,10 +743,10 @@ export class VectorStore {
 
   /** Code `v` into the arena at `slot` and persist the code. */
   private writeCode(slot: number, v: Float32Array): void {
-    const bytes = this.graph.kernels.bytes;
-    const p = this.graph.kernels.codePtr(slot);
+    const bytes = this.arena.kernels.bytes;
+    const p = this.arena.kernels.codePtr(slot);
     this.quantizer.encode(v, bytes, p);
-    this.graph.coded(p);
+    this.arena.coded(p);
     this.dirtyCodes.add(slot >>> SHIFT);
   }
 
@@ -654,7 +757,7 @@ export class VectorStore {
    * outside a write transaction are persisted by the next write.
    */
   private settle(): void {
-    if (this.doomed.length === 0) return;
+    if (this.doomed.length === 0 || !this.graph) return;
     this.graph.remove(this.doomed);
     this.linked = null;
     this.limbo.push(...this.doomed);
@@ -663,10 +766,12 @@ export class VectorStore {
 
   /**
    * Persist the blocks that changed, the state and a new generation token (same transaction).
+   * Changed codes and lists go to the overlay (one small value per block); when it has grown,
+   * it is folded into fresh segments (`fold`), in the same transaction.
    * `clean`: false when RAM may be mid-operation (a failing batch): the next load sweeps lists.
    */
   private commitRam(clean = true): void {
-    const g = this.graph;
+    const g = this.arena;
     const links = new Set<number>();
     const uppers = new Set<number>();
     for (const slot of g.dirty) {
@@ -675,8 +780,10 @@ export class VectorStore {
     }
     g.dirty.clear();
     if (this.relayout) {
-      // loaded from the legacy layout: everything is written as blocks, the old keys go
+      // loaded from another layout: everything is written again, the old keys go
       this.dropLegacy();
+      this.segments.clearSync();
+      this.state.segments = 0;
       for (let b = 0; b < blocksFor(this.state.nextSlot); b++) {
         this.dirtyCodes.add(b);
         this.dirtyOwners.add(b);
@@ -685,8 +792,14 @@ export class VectorStore {
       }
       this.relayout = false;
     }
-    for (const b of this.dirtyCodes) this.blocks.putSync(blockKey(b, CODES), this.codeBlock(b));
-    for (const b of links) this.blocks.putSync(blockKey(b, LINKS), this.linkBlock(b));
+    for (const b of this.dirtyCodes) {
+      this.blocks.putSync(blockKey(b, CODES), this.codeBlock(b));
+      this.overlayCodes.add(b);
+    }
+    for (const b of links) {
+      this.blocks.putSync(blockKey(b, LINKS), this.linkBlock(b));
+      this.overlayLinks.add(b);
+    }
     for (const b of uppers) {
       const value = this.upperBlock(b);
       if (value) this.blocks.putSync(blockKey(b, UPPER), value);
@@ -695,7 +808,8 @@ export class VectorStore {
     for (const b of this.dirtyOwners) this.blocks.putSync(blockKey(b, OWNERS), this.ownerBlock(b));
     this.dirtyCodes.clear();
     this.dirtyOwners.clear();
-    this.state.layout = 2;
+    this.fold();
+    this.state.layout = 3;
     this.state.codeStride = g.arenaStride;
     this.state.clean = clean && this.doomed.length === 0 && g.isClean;
     this.state.entry = g.entry;
@@ -705,17 +819,47 @@ export class VectorStore {
     this.meta.putSync('gen', this.gen);
   }
 
+  /**
+   * Fold the overlay into segments when it holds more than FOLD_MAX or 1/8 of the store: every
+   * segment with an overlay block is written again from the arena and its overlay keys go.
+   * Stores under FOLD_MIN_TOTAL keep blocks only (a reader copies them: a few MiB at most).
+   */
+  private fold(): void {
+    const g = this.arena;
+    const lay = segmentLayout(g.arenaStride, g.M0);
+    const sizes = blockBytes(lay.row, lay.M0);
+    const total = this.state.nextSlot * (sizes.codes + sizes.links) / BLOCK;
+    if (total < this.foldMinBytes) return;
+    const overlay = this.overlayCodes.size * sizes.codes + this.overlayLinks.size * sizes.links;
+    if (overlay <= Math.min(FOLD_MAX, total / 8)) return;
+    const per = lay.slots / BLOCK;
+    const touched = new Set<number>();
+    for (const b of this.overlayCodes) touched.add(Math.floor(b / per));
+    for (const b of this.overlayLinks) touched.add(Math.floor(b / per));
+    let segments = this.state.segments ?? 0;
+    for (const seg of touched) {
+      this.segments.putSync(seg, segmentFrom(g, seg, lay));
+      segments = Math.max(segments, seg + 1);
+    }
+    for (const b of this.overlayCodes) this.blocks.removeSync(blockKey(b, CODES));
+    for (const b of this.overlayLinks) this.blocks.removeSync(blockKey(b, LINKS));
+    this.overlayCodes.clear();
+    this.overlayLinks.clear();
+    this.state.segSlots = lay.slots;
+    this.state.segments = segments;
+  }
+
   // --- blocks ---------------------------------------------------------------------------------
 
   /** The arena rows of a block's slots (copied: LMDB cannot address the kernels' memory). */
   private codeBlock(b: number): Buffer {
-    const k = this.graph.kernels;
+    const k = this.arena.kernels;
     const start = k.codePtr(b * BLOCK);
-    return Buffer.from(k.bytes.subarray(start, start + BLOCK * this.graph.arenaStride));
+    return Buffer.from(k.bytes.subarray(start, start + BLOCK * this.arena.arenaStride));
   }
 
   private linkBlock(b: number): Buffer {
-    const g = this.graph;
+    const g = this.arena;
     const out = Buffer.allocUnsafe(BLOCK + BLOCK * g.M0 * 4);
     out.set(g.l0n.subarray(b * BLOCK, (b + 1) * BLOCK), 0);
     out.set(new Uint8Array(g.l0.buffer, g.l0.byteOffset + b * BLOCK * g.M0 * 4, BLOCK * g.M0 * 4), BLOCK);
@@ -724,7 +868,7 @@ export class VectorStore {
 
   /** The upper-layer lists of the block's slots, or null when none has any. */
   private upperBlock(b: number): Buffer | null {
-    const g = this.graph;
+    const g = this.arena;
     const parts: number[] = [];
     for (let s = b * BLOCK; s < (b + 1) * BLOCK; s++) {
       if (!g.has(s) || g.levels[s]! <= 0) continue;
@@ -747,13 +891,13 @@ export class VectorStore {
   }
 
   /** Owner, position and pending flag of every slot below `slots`, from the OWNERS blocks. */
-  private readOwners(slots: number): { owner: Uint32Array; position: Uint16Array; pending: Uint8Array } {
+  private readOwners(slots: number, read?: ReadOptions): { owner: Uint32Array; position: Uint16Array; pending: Uint8Array } {
     const n = blocksFor(slots) * BLOCK;
     const owner = new Uint32Array(n).fill(NO_OWNER);
     const position = new Uint16Array(n);
     const pending = new Uint8Array(n);
     for (let b = 0; b < blocksFor(slots); b++) {
-      const raw = this.blocks.getBinaryFast(blockKey(b, OWNERS));
+      const raw = reads(this.blocks).getBinaryFast(blockKey(b, OWNERS), read);
       if (!raw) continue;
       const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
       for (let i = 0; i < BLOCK; i++) {
@@ -805,7 +949,60 @@ export class VectorStore {
     // The token alone is read on every call (one small get); the state only on a mismatch.
     const gen = this.meta.get('gen') as number | undefined;
     if (gen === this.gen || (gen === undefined && this.gen === -2)) return;
-    this.reload(this.meta.get('state') as State | undefined);
+    // Inside a write transaction, reads see its pages, not a snapshot's: views of them would not
+    // outlive it, so the arena is loaded (and dropped again when idle).
+    const writing = !!(this.store.env as unknown as { env?: { writeTxn?: unknown } }).env?.writeTxn;
+    if (this.arenaWanted || writing) {
+      this.releaseView();
+      this.reload(this.meta.get('state') as State | undefined);
+      if (!this.arenaWanted) this.idleSoon();
+      return;
+    }
+    // Searching: the state, the blocks and the segments are read from one snapshot, held while
+    // the view serves (its pages stay valid even when a writer replaces them).
+    this.releaseView();
+    const txn = this.store.env.useReadTransaction();
+    this.snapshot = txn;
+    this.reload(this.meta.get('state', { transaction: txn }) as State | undefined, { transaction: txn });
+  }
+
+  /** Let go of the view and of the snapshot that pins its pages. */
+  private releaseView(): void {
+    this.view = null;
+    this.viewBytes = 0;
+    if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = null;
+    const txn = this.snapshot;
+    this.snapshot = null;
+    try {
+      txn?.done();
+    } catch {
+      // the environment is closed: nothing is pinned any more
+    }
+  }
+
+  /**
+   * While a snapshot is held, check now and then whether a newer generation was committed: a
+   * held snapshot keeps LMDB from reusing the pages written over since, so an idle reader lets
+   * it go (the next search opens the new one).
+   */
+  private watchSnapshot(): void {
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = null;
+      if (!this.snapshot) return;
+      let gen: number | undefined;
+      try {
+        gen = this.meta.get('gen') as number | undefined;
+      } catch {
+        this.releaseView();
+        this.gen = Number.NaN;
+        return;
+      }
+      if (gen === this.gen) return this.watchSnapshot();
+      this.releaseView();
+      this.gen = Number.NaN;
+    }, SNAPSHOT_CHECK_MS);
+    this.snapshotTimer.unref();
   }
 
   private emptyState(): State {
@@ -822,11 +1019,12 @@ export class VectorStore {
       nextSlot: 0,
       scale: null,
       vectors: 0,
-      layout: 2,
+      layout: 3,
     };
   }
 
-  private reload(saved: State | undefined): void {
+  /** `read`: the snapshot to read through (searching side); absent: the writer, which loads the arena. */
+  private reload(saved: State | undefined, read?: ReadOptions): void {
     // Vectors stored under another configuration (dimensions, distance, quantization) cannot be
     // searched with this one: the store reads as empty and the next write drops them.
     this.stale = !!saved && (saved.dimensions !== this.dimensions || saved.distance !== this.distance || saved.binaryQuantized !== this.binaryQuantized);
@@ -834,37 +1032,225 @@ export class VectorStore {
     if (this.stale) saved = undefined;
     const state: State = saved ? { ...saved } : this.emptyState();
     this.state = state;
-    this.gen = this.stale ? (this.meta.get('gen') as number) : state.gen;
+    this.gen = this.stale ? (this.meta.get('gen', read) as number) : state.gen;
     this.quantizer = new Quantizer(this.distance, this.dimensions, this.binaryQuantized, state.scale ?? 1);
-    const graph = new Graph(this.quantizer.stride, this.quantizer.metric, { M: state.M, efConstruction: state.efConstruction });
-    graph.ensure(blocksFor(state.nextSlot) * BLOCK);
-    this.graph = graph;
     this.pending = new PendingSlots();
     this.linked = null;
     this.dirtyCodes.clear();
     this.dirtyOwners.clear();
+    this.overlayCodes.clear();
+    this.overlayLinks.clear();
     this.relayout = false;
-    if (!saved || saved.layout === 2) this.loadBlocks(state);
-    else this.loadLegacy(state);
-    graph.entry = state.entry;
-    graph.maxLevel = state.maxLevel;
-    if (!graph.has(graph.entry)) graph.electEntry();
     this.fresh.clear();
     this.uncoded = [];
     this.limbo = [];
     this.doomed = [];
+    const row = arenaStrideFor(this.quantizer.stride, this.quantizer.metric);
+    const blocked = !saved || saved.layout === 2 || saved.layout === 3;
+    if (read && blocked && (!saved || saved.nextSlot === 0 || saved.codeStride === row)) {
+      this.graph = null;
+      this.openView(state, row, read);
+      return;
+    }
+    // the writer, or a layout the view cannot read (the next write rewrites it)
+    this.releaseView();
+    const graph = new Graph(this.quantizer.stride, this.quantizer.metric, { M: state.M, efConstruction: state.efConstruction });
+    graph.ensure(blocksFor(state.nextSlot) * BLOCK);
+    this.graph = graph;
+    if (blocked) this.loadBlocks(state);
+    else this.loadLegacy(state);
+    graph.entry = state.entry;
+    graph.maxLevel = state.maxLevel;
+    if (!graph.has(graph.entry)) graph.electEntry();
   }
 
-  /** Load RAM from the blocks: a few copies per 256 slots. */
+  /**
+   * The searching side's graph: codes and lists viewed in the segments (pages of the map, under
+   * the held snapshot), overlay blocks copied; levels from the owners; upper layers copied.
+   */
+  private openView(state: State, row: number, read: ReadOptions): void {
+    const slots = state.nextSlot;
+    const nBlocks = blocksFor(slots);
+    const { owner, position, pending } = this.readOwners(slots, read);
+    this.adoptOwners(owner, position, slots);
+    const mult = levelMult(state.M);
+    const levels = new Int8Array(nBlocks * BLOCK).fill(-1);
+    let size = 0;
+    for (let s = 0; s < slots; s++) {
+      if (owner[s] === NO_OWNER) continue;
+      if (pending[s]) this.pending.add(s);
+      else {
+        levels[s] = levelOf(s, mult);
+        size++;
+      }
+    }
+    const M0 = state.M * 2;
+    const lay = segmentLayout(row, M0);
+    const per = lay.slots / BLOCK;
+    const segs: Array<Uint8Array | undefined> = [];
+    const segCount = state.segSlots === lay.slots ? (state.segments ?? 0) : 0;
+    const segment = (b: number): Uint8Array | undefined => {
+      const k = Math.floor(b / per);
+      if (k >= segCount) return undefined;
+      if (!(k in segs)) segs[k] = reads(this.segments).getBinaryFast(k, read);
+      return segs[k];
+    };
+    const emptyCodes = new Uint8Array(BLOCK * row);
+    const emptyCounts = new Uint8Array(BLOCK);
+    const emptyLists = new Uint32Array(BLOCK * M0);
+    const codes: Uint8Array[] = [];
+    const l0n: Uint8Array[] = [];
+    const l0: Uint32Array[] = [];
+    let copied = 0;
+    for (let b = 0; b < nBlocks; b++) {
+      const at = (b % per) * BLOCK;
+      let raw = reads(this.blocks).getBinaryFast(blockKey(b, CODES), read);
+      if (raw) {
+        codes.push(Uint8Array.from(raw.subarray(0, BLOCK * row)));
+        copied += BLOCK * row;
+      } else {
+        const seg = segment(b);
+        codes.push(seg ? seg.subarray(at * row, (at + BLOCK) * row) : emptyCodes);
+      }
+      raw = reads(this.blocks).getBinaryFast(blockKey(b, LINKS), read);
+      if (raw) {
+        const copy = new ArrayBuffer(BLOCK + BLOCK * M0 * 4);
+        new Uint8Array(copy).set(raw.subarray(0, copy.byteLength));
+        l0n.push(new Uint8Array(copy, 0, BLOCK));
+        l0.push(new Uint32Array(copy, BLOCK, BLOCK * M0));
+        copied += copy.byteLength;
+      } else {
+        const seg = segment(b);
+        if (seg) {
+          l0n.push(seg.subarray(lay.l0n + at, lay.l0n + at + BLOCK));
+          l0.push(new Uint32Array(seg.buffer, seg.byteOffset + lay.l0 + at * M0 * 4, BLOCK * M0));
+        } else {
+          l0n.push(emptyCounts);
+          l0.push(emptyLists);
+        }
+      }
+    }
+    // Upper layers (one vector in M has some): the UPPER blocks list their slots in ascending
+    // order, and blocks are read in order, so two passes fill flat arrays already sorted, with no
+    // object per node (a serving process keeps its heap small).
+    const uppers: Uint32Array[] = [];
+    let nodes = 0;
+    let words = 0;
+    for (let b = 0; b < nBlocks; b++) {
+      const raw = reads(this.blocks).getBinary(blockKey(b, UPPER), read);
+      if (!raw) continue;
+      const list = u32s(raw);
+      uppers.push(list);
+      for (let i = 0; i < list.length; ) {
+        const level = list[i + 1]!;
+        const length = level * (state.M + 1);
+        if (levels[list[i]!] === level && level > 0) {
+          nodes++;
+          words += length;
+        }
+        i += 2 + length;
+      }
+    }
+    const upperSlots = new Uint32Array(nodes);
+    const upperStart = new Uint32Array(nodes);
+    const upperData = new Uint32Array(words);
+    let node = 0;
+    let at = 0;
+    let sorted = true;
+    for (const list of uppers) {
+      for (let i = 0; i < list.length; ) {
+        const s = list[i]!;
+        const level = list[i + 1]!;
+        const length = level * (state.M + 1);
+        if (levels[s] === level && level > 0) {
+          if (node > 0 && s <= upperSlots[node - 1]!) sorted = false;
+          upperSlots[node] = s;
+          upperStart[node++] = at;
+          upperData.set(list.subarray(i + 2, i + 2 + length), at);
+          at += length;
+        }
+        i += 2 + length;
+      }
+    }
+    if (!sorted) {
+      // not written by this version's writer: order the index (the walk looks slots up by bisection)
+      const order = Array.from(upperSlots.keys()).sort((x, y) => upperSlots[x]! - upperSlots[y]!);
+      const starts = Uint32Array.from(order, (i) => upperStart[i]!);
+      upperSlots.set(Uint32Array.from(order, (i) => upperSlots[i]!));
+      upperStart.set(starts);
+    }
+    this.view = new MappedGraph(this.quantizer.metric, this.quantizer.stride, row, state.M, this.bits ? Math.ceil(this.dimensions / 8) : this.dimensions, {
+      codes,
+      l0n,
+      l0,
+      levels,
+      upperSlots,
+      upperStart,
+      upperData,
+      entry: state.entry,
+      maxLevel: state.maxLevel,
+      size,
+    });
+    this.viewBytes = copied;
+    this.watchSnapshot();
+    if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.touchAhead(segs.filter((v): v is Uint8Array => v !== undefined));
+  }
+
+  /**
+   * Map the segments' pages ahead, in the background: one byte per 4 KiB page is read, a slice of
+   * at most about a millisecond per turn of the event loop, so that neither startup nor a search
+   * waits for it; the first searches then find the pages mapped (page cache, not anonymous
+   * memory). Stops when the view is replaced.
+   */
+  private touchAhead(views: Uint8Array[]): void {
+    const view = this.view;
+    let v = 0;
+    let at = 0;
+    let sink = 0;
+    const step = () => {
+      if (this.view !== view || v >= views.length) return;
+      const until = performance.now() + 1;
+      while (v < views.length && performance.now() < until) {
+        const bytes = views[v]!;
+        for (let i = 0; i < 256 && at < bytes.length; i++, at += 4096) sink ^= bytes[at]!;
+        if (at >= bytes.length) {
+          v++;
+          at = 0;
+        }
+      }
+      this.touched = sink;
+      if (v < views.length) setImmediate(step).unref();
+    };
+    setImmediate(step).unref();
+  }
+
+  /** Where `touchAhead` leaves what it read (so that the reads are not optimised away). */
+  private touched = 0;
+
+  /** The writer's arena from the segments and the overlay: a few copies per 256 slots. */
   private loadBlocks(state: State): void {
-    const graph = this.graph;
+    const graph = this.arena;
     const slots = state.nextSlot;
     const { owner, position, pending } = this.readOwners(slots);
     this.adoptOwners(owner, position, slots);
     const bytes = graph.kernels.bytes;
     const rows = graph.arenaStride;
+    const lay = segmentLayout(rows, graph.M0);
+    const per = lay.slots / BLOCK;
+    const segCount = state.segments ?? 0;
+    // segments of another shape (written with another row): rewritten by the next write
+    if (segCount > 0 && state.segSlots !== lay.slots) this.relayout = true;
+    const segment = (b: number): Buffer | undefined => {
+      const k = Math.floor(b / per);
+      return k < segCount && state.segSlots === lay.slots ? this.segments.getBinaryFast(k) : undefined;
+    };
     for (let b = 0; b < blocksFor(slots); b++) {
-      const raw = this.blocks.getBinaryFast(blockKey(b, CODES));
+      let raw = this.blocks.getBinaryFast(blockKey(b, CODES));
+      if (raw) this.overlayCodes.add(b);
+      else {
+        const seg = segment(b);
+        raw = seg?.subarray((b % per) * BLOCK * rows, ((b % per) + 1) * BLOCK * rows);
+      }
       if (!raw) continue;
       if (state.codeStride === rows) {
         bytes.set(raw.subarray(0, BLOCK * rows), graph.kernels.codePtr(b * BLOCK));
@@ -887,9 +1273,21 @@ export class VectorStore {
     const l0bytes = new Uint8Array(graph.l0.buffer, graph.l0.byteOffset, graph.l0.byteLength);
     for (let b = 0; b < blocksFor(slots); b++) {
       const raw = this.blocks.getBinaryFast(blockKey(b, LINKS));
-      if (!raw) continue;
-      for (let i = 0; i < BLOCK; i++) graph.l0n[b * BLOCK + i] = graph.has(b * BLOCK + i) ? raw[i]! : 0;
-      l0bytes.set(raw.subarray(BLOCK, BLOCK + BLOCK * M0 * 4), b * BLOCK * M0 * 4);
+      let counts: Uint8Array | undefined;
+      let lists: Uint8Array | undefined;
+      if (raw) {
+        this.overlayLinks.add(b);
+        counts = raw.subarray(0, BLOCK);
+        lists = raw.subarray(BLOCK, BLOCK + BLOCK * M0 * 4);
+      } else {
+        const seg = segment(b);
+        const at = (b % per) * BLOCK;
+        counts = seg?.subarray(lay.l0n + at, lay.l0n + at + BLOCK);
+        lists = seg?.subarray(lay.l0 + at * M0 * 4, lay.l0 + (at + BLOCK) * M0 * 4);
+      }
+      if (!counts || !lists) continue;
+      for (let i = 0; i < BLOCK; i++) graph.l0n[b * BLOCK + i] = graph.has(b * BLOCK + i) ? counts[i]! : 0;
+      l0bytes.set(lists, b * BLOCK * M0 * 4);
     }
     for (let b = 0; b < blocksFor(slots); b++) {
       const raw = this.blocks.getBinary(blockKey(b, UPPER));
@@ -910,7 +1308,7 @@ export class VectorStore {
 
   /** Load RAM from the legacy layout (one key per slot); the next write rewrites it as blocks. */
   private loadLegacy(state: State): void {
-    const graph = this.graph;
+    const graph = this.arena;
     const codes = this.legacy('codes');
     const links = this.legacy('links');
     for (const key of this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })) this.pending.add(Number((key as string).slice(PENDING.length)));
@@ -947,6 +1345,8 @@ export class VectorStore {
 
   /** RAM held by the graph, its codes and the pending index, in bytes (for stats and benchmarks). */
   get memoryBytes(): number {
-    return this.graph.byteLength + this.docSlots.byteLength;
+    this.sync();
+    const graph = this.graph ? this.graph.byteLength : this.view!.byteLength + this.viewBytes;
+    return graph + this.docSlots.byteLength;
   }
 }

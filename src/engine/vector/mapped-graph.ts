@@ -1,0 +1,450 @@
+/**
+ * The graph as a searching thread reads it: codes and layer-0 lists viewed in place in the
+ * memory map (segments.ts), or in the small overlay of blocks changed since, with distance
+ * kernels in plain JS.
+ *
+ * Why not the WebAssembly kernels: their memory cannot alias a file mapping, and copying the
+ * codes and lists into it is what made a serving process's anonymous memory grow with the
+ * index (about 260 bytes per 100-d vector). Here a process holds, per vector, one byte of level
+ * (and one of visited marks while searching); the upper layers (one node in M) are copied, as
+ * one flat array. The walk is the one of graph.ts (same descent, same beam, same order of
+ * expansion), on the same integer code distances, so it answers the same neighbours.
+ *
+ * Every block of BLOCK slots is served from one typed-array view per part (codes, norms,
+ * counts, lists): a view into a segment, into an overlay copy, or into a shared empty block.
+ */
+import { Heap } from './heap.js';
+import type { Scored } from './graph.js';
+import type { CodeMetric } from './quantizer.js';
+import { BLOCK, SHIFT } from './segments.js';
+import { Kernels, QUERY_PTR } from './simd.js';
+
+/** Blocks a scan copies into its WebAssembly buffer at a time (fixed: 16 * 256 rows). */
+const SCAN_BLOCKS = 16;
+/** The kernels' buffers of this thread, by row shape (see `kernels`). */
+const buffers = new Map<string, Kernels>();
+
+const ABSENT = -1;
+
+/** popcount of each byte value, for hamming distances on bit codes. */
+const POP = new Uint8Array(256);
+for (let i = 1; i < 256; i++) POP[i] = (i & 1) + POP[i >> 1]!;
+
+export interface MappedParts {
+  /** Per block: its rows (code, then the norm for l2 rows with norms), `row` bytes each. */
+  codes: Uint8Array[];
+  /** Per block: counts (BLOCK bytes) and lists (BLOCK * M0 u32). */
+  l0n: Uint8Array[];
+  l0: Uint32Array[];
+  /** Per slot: its level (ABSENT when not linked in the graph: free or pending). */
+  levels: Int8Array;
+  /** Upper layers: slots having some (ascending), where their lists start in `upperData`. */
+  upperSlots: Uint32Array;
+  upperStart: Uint32Array;
+  upperData: Uint32Array;
+  entry: number;
+  maxLevel: number;
+  size: number;
+}
+
+export class MappedGraph {
+  readonly M0: number;
+  readonly cap: number;
+  readonly levels: Int8Array;
+  readonly size: number;
+  private readonly codes: Int8Array[];
+  private readonly codeBytes: Uint8Array[];
+  private readonly norms: Int32Array[];
+  /** Per block: its rows as 32-bit words (rows are multiples of 16 bytes), for copying a row into the kernels' buffer. */
+  private readonly words: Int32Array[];
+  /** The neighbours of the node being expanded, as copied into the kernels' buffer. */
+  private readonly batch: Int32Array;
+  private readonly l0n: Uint8Array[];
+  private readonly l0: Uint32Array[];
+  private readonly upperSlots: Uint32Array;
+  private readonly upperStart: Uint32Array;
+  private readonly upperData: Uint32Array;
+  private entry: number;
+  private maxLevel: number;
+  /** Bytes of the code compared (padding past the dimensions is zero in every code). */
+  private readonly len: number;
+  private readonly withNorms: boolean;
+  private readonly query: Int8Array;
+  private readonly queryBytes: Uint8Array;
+  private qNorm = 0;
+  private visited: Uint8Array;
+  private epoch = 0;
+  private readonly cand = new Heap();
+  private readonly res = new Heap();
+  private readonly ids: number[] = [];
+
+  constructor(
+    readonly metric: CodeMetric,
+    /** Bytes of a code (a multiple of 16) and of its row (code, then the norm when l2 has one). */
+    readonly stride: number,
+    readonly row: number,
+    readonly M: number,
+    /** Bytes of each code that can be non-zero (the dimensions, or their bits). */
+    used: number,
+    parts: MappedParts,
+  ) {
+    this.M0 = M * 2;
+    this.len = Math.min(used, stride);
+    this.withNorms = metric === 'l2' && row >= stride + 4;
+    this.codeBytes = parts.codes;
+    this.codes = parts.codes.map((b) => new Int8Array(b.buffer, b.byteOffset, b.byteLength));
+    this.words = parts.codes.map((b) => new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2));
+    this.norms = this.withNorms ? this.words : [];
+    this.batch = new Int32Array(this.M0);
+    this.l0n = parts.l0n;
+    this.l0 = parts.l0;
+    this.levels = parts.levels;
+    this.cap = parts.levels.length;
+    this.size = parts.size;
+    this.upperSlots = parts.upperSlots;
+    this.upperStart = parts.upperStart;
+    this.upperData = parts.upperData;
+    this.entry = parts.entry;
+    this.maxLevel = parts.maxLevel;
+    if (!this.has(this.entry)) this.electEntry();
+    this.query = new Int8Array(stride);
+    this.queryBytes = new Uint8Array(this.query.buffer);
+    this.visited = new Uint8Array(0);
+  }
+
+  has(slot: number): boolean {
+    return slot >= 0 && slot < this.cap && this.levels[slot]! !== ABSENT;
+  }
+
+  /** The query's code (written by the quantizer into `queryCode`), then its norm. */
+  get queryCode(): Uint8Array {
+    return this.queryBytes;
+  }
+
+  queryCoded(): void {
+    let n = 0;
+    for (let i = 0; i < this.len; i++) n += this.query[i]! * this.query[i]!;
+    this.qNorm = n;
+  }
+
+  /** Code distance from the query to `slot`: the integers the WebAssembly kernels compute. */
+  dist(slot: number): number {
+    const b = slot >>> SHIFT;
+    const off = (slot & (BLOCK - 1)) * this.row;
+    const q = this.query;
+    const len = this.len;
+    if (this.metric === 'hamming') {
+      const c = this.codeBytes[b]!;
+      const qb = this.queryBytes;
+      let h = 0;
+      for (let i = 0; i < len; i++) h += POP[(qb[i]! ^ c[off + i]!) & 0xff]!;
+      return h;
+    }
+    const c = this.codes[b]!;
+    if (this.metric === 'l2' && !this.withNorms) {
+      let s = 0;
+      for (let i = 0; i < len; i++) {
+        const d = q[i]! - c[off + i]!;
+        s += d * d;
+      }
+      return s;
+    }
+    let dot = 0;
+    let i = 0;
+    for (; i + 3 < len; i += 4) {
+      dot += q[i]! * c[off + i]! + q[i + 1]! * c[off + i + 1]! + q[i + 2]! * c[off + i + 2]! + q[i + 3]! * c[off + i + 3]!;
+    }
+    for (; i < len; i++) dot += q[i]! * c[off + i]!;
+    if (this.metric === 'dot') return -dot;
+    return this.qNorm + this.norms[b]![(off + this.stride) >> 2]! - 2 * dot;
+  }
+
+  private links(slot: number, level: number, into: number[]): void {
+    into.length = 0;
+    if (level === 0) {
+      const b = slot >>> SHIFT;
+      const i = slot & (BLOCK - 1);
+      const n = this.l0n[b]![i]!;
+      const list = this.l0[b]!;
+      for (let k = 0, base = i * this.M0; k < n; k++) into.push(list[base + k]!);
+      return;
+    }
+    const at = this.upperAt(slot);
+    if (at < 0) return;
+    const base = at + (level - 1) * (this.M + 1);
+    const n = this.upperData[base]!;
+    for (let k = 0; k < n; k++) into.push(this.upperData[base + 1 + k]!);
+  }
+
+  private upperAt(slot: number): number {
+    const s = this.upperSlots;
+    let lo = 0;
+    let hi = s.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = s[mid]!;
+      if (v === slot) return this.upperStart[mid]!;
+      if (v < slot) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  private electEntry(): void {
+    this.entry = -1;
+    this.maxLevel = -1;
+    for (let s = 0; s < this.cap; s++) {
+      const l = this.levels[s]!;
+      if (l > this.maxLevel) {
+        this.maxLevel = l;
+        this.entry = s;
+      }
+    }
+  }
+
+  private nextEpoch(): number {
+    if (this.visited.length !== this.cap) this.visited = new Uint8Array(this.cap);
+    if (this.epoch >= 0xff) {
+      this.visited.fill(0);
+      this.epoch = 0;
+    }
+    return ++this.epoch;
+  }
+
+  /** As Graph.descend: greedy from the entry point down to layer 1. */
+  private descend(): { node: number; dist: number } {
+    let cur = this.entry;
+    let curDist = this.dist(cur);
+    const list = this.ids;
+    for (let level = this.maxLevel; level > 0; level--) {
+      let changed = true;
+      while (changed) {
+        changed = false;
+        this.links(cur, level, list);
+        let best = cur;
+        for (let i = 0; i < list.length; i++) {
+          const nb = list[i]!;
+          if (this.levels[nb] === ABSENT) continue;
+          const d = this.dist(nb);
+          if (d < curDist) {
+            curDist = d;
+            best = nb;
+          }
+        }
+        if (best !== cur) {
+          cur = best;
+          changed = true;
+        }
+      }
+    }
+    return { node: cur, dist: curDist };
+  }
+
+  /**
+   * The `ef` closest slots to the query (restricted to `mask` when given), closest first: as
+   * Graph.search. Layer 0 scores each expanded node's new neighbours with the SIMD kernels: their
+   * rows are copied (as 32-bit words) into the kernels' small buffer, which costs a fraction of
+   * scoring them in JS.
+   */
+  search(ef: number, mask: Uint8Array | null = null): Scored {
+    if (this.entry < 0) return { ids: [], dists: [] };
+    const { node, dist } = this.descend();
+    this.walk(node, dist, ef, mask);
+    return this.drain();
+  }
+
+  /** Layer 0's beam search from `node`, leaving the results in the result heap. */
+  private walk(node: number, dist: number, ef: number, mask: Uint8Array | null): void {
+    const k = this.kernels();
+    const kernel = this.kernel!;
+    const negate = this.metric === 'dot';
+    const i32 = k.i32;
+    const out = k.out;
+    const basePtr = k.codePtr(0);
+    const base32 = basePtr >> 2;
+    const rowWords = this.row >> 2;
+    const words = this.words;
+    const batch = this.batch;
+    // a neighbour list's rows go to the first M0 places of the buffer (a scan may have used them)
+    for (let j = 0; j < this.M0; j++) k.ids[j] = j;
+    const epoch = this.nextEpoch();
+    const visited = this.visited;
+    const levels = this.levels;
+    const cand = this.cand;
+    const res = this.res;
+    cand.clear();
+    res.clear();
+    visited[node] = epoch;
+    cand.push(dist, node);
+    if (!mask || mask[node]) res.push(-dist, node);
+    const M0 = this.M0;
+    let touched = 0;
+    while (cand.size > 0) {
+      const cd = cand.topKey;
+      if (res.size >= ef && cd > -res.topKey) break;
+      const c = cand.pop();
+      const b = c >>> SHIFT;
+      const i = c & (BLOCK - 1);
+      const n = this.l0n[b]![i]!;
+      const list = this.l0[b]!;
+      let m = 0;
+      // First the new neighbours, touching one word per cache line of each row: these loads do
+      // not depend on one another, so the CPU fetches the rows in parallel (a walk is bound by
+      // these misses); then the copies, which find the lines in cache.
+      for (let j = 0, at = i * M0; j < n; j++) {
+        const nb = list[at + j]!;
+        if (visited[nb] === epoch || levels[nb] === ABSENT) continue;
+        visited[nb] = epoch;
+        const src = words[nb >>> SHIFT]!;
+        const from = (nb & (BLOCK - 1)) * rowWords;
+        for (let w = 0; w < rowWords; w += 16) touched ^= src[from + w]!;
+        batch[m++] = nb;
+      }
+      if (m === 0) continue;
+      for (let j = 0; j < m; j++) {
+        const nb = batch[j]!;
+        const src = words[nb >>> SHIFT]!;
+        const from = (nb & (BLOCK - 1)) * rowWords;
+        const to = base32 + j * rowWords;
+        for (let w = 0; w < rowWords; w++) i32[to + w] = src[from + w]!;
+      }
+      kernel(QUERY_PTR, basePtr, this.row, k.idsPtr, m, k.outPtr, this.stride);
+      for (let j = 0; j < m; j++) {
+        const d = negate ? -out[j]! : out[j]!;
+        if (res.size < ef || d < -res.topKey) {
+          const nb = batch[j]!;
+          cand.push(d, nb);
+          if (!mask || mask[nb]) {
+            res.push(-d, nb);
+            if (res.size > ef) res.pop();
+          }
+        }
+      }
+    }
+    this.sink = touched;
+  }
+
+  /** What the touching loads read (kept, so that they are not optimised away). */
+  private sink = 0;
+
+  /**
+   * Exact scan of `slots` on codes: the `keep` closest, closest first. Long scans (an exact
+   * answer, the tuner's probes, the pending vectors) run the SIMD kernels on the blocks they
+   * need, copied a few at a time into a small WebAssembly buffer of fixed size: a copy costs far
+   * less than scoring in JS, and the buffer does not grow with the index.
+   */
+  scan(slots: ArrayLike<number>, keep: number): Scored {
+    const res = this.res;
+    res.clear();
+    if (slots.length >= 2 * BLOCK) {
+      this.scanBlocks(slots, keep);
+      return this.drain();
+    }
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!;
+      const d = this.dist(s);
+      if (res.size < keep || d < -res.topKey) {
+        res.push(-d, s);
+        if (res.size > keep) res.pop();
+      }
+    }
+    return this.drain();
+  }
+
+  private kernel: Kernels['l2i8'] | null = null;
+
+  /**
+   * The kernels and their buffer (16 blocks of rows), the query copied in. One buffer per row
+   * shape and thread, shared by every view (a view is replaced at each commit; searches never
+   * interleave within a thread), so the query is copied in at each use.
+   */
+  private kernels(): Kernels {
+    const key = `${this.row}:${this.M0}`;
+    let k = buffers.get(key);
+    if (!k) {
+      k = new Kernels(this.row, this.M0);
+      k.resize(SCAN_BLOCKS * BLOCK);
+      buffers.set(key, k);
+    }
+    this.kernel ??= this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : this.withNorms ? k.l2i8n : k.l2i8;
+    k.bytes.set(this.queryBytes, QUERY_PTR);
+    if (this.withNorms) k.i32[(QUERY_PTR + this.stride) >> 2] = this.qNorm;
+    return k;
+  }
+
+  private scanBlocks(slots: ArrayLike<number>, keep: number): void {
+    const k = this.kernels();
+    const bytes = k.bytes;
+    const kernel = this.kernel!;
+    const negate = this.metric === 'dot';
+    const base = k.codePtr(0);
+    const out = k.out;
+    const res = this.res;
+    const ids = new Uint32Array(k.bytes.buffer, k.idsPtr, k.batch);
+    // the blocks in the buffer (a few compares find one: there are at most SCAN_BLOCKS)
+    const placed = new Int32Array(SCAN_BLOCKS);
+    let nPlaced = 0;
+    let lastBlock = -1;
+    let lastAt = 0;
+    const origin = new Int32Array(k.batch);
+    let n = 0;
+    const flush = () => {
+      if (n > 0) {
+        kernel(QUERY_PTR, base, this.row, k.idsPtr, n, k.outPtr, this.stride);
+        for (let i = 0; i < n; i++) {
+          const d = negate ? -out[i]! : out[i]!;
+          if (res.size < keep || d < -res.topKey) {
+            res.push(-d, origin[i]!);
+            if (res.size > keep) res.pop();
+          }
+        }
+      }
+      n = 0;
+      nPlaced = 0;
+      lastBlock = -1;
+    };
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!;
+      const b = s >>> SHIFT;
+      if (b !== lastBlock) {
+        let at = -1;
+        for (let p = 0; p < nPlaced; p++) {
+          if (placed[p] === b) {
+            at = p;
+            break;
+          }
+        }
+        if (at < 0) {
+          if (nPlaced === SCAN_BLOCKS) flush();
+          at = nPlaced++;
+          placed[at] = b;
+          bytes.set(this.codeBytes[b]!, base + at * BLOCK * this.row);
+        }
+        lastBlock = b;
+        lastAt = at;
+      }
+      ids[n] = lastAt * BLOCK + (s & (BLOCK - 1));
+      origin[n++] = s;
+      // a slot listed twice could overflow the batch: score what is there
+      if (n === k.batch) flush();
+    }
+    flush();
+  }
+
+  private drain(): Scored {
+    const res = this.res;
+    const count = res.size;
+    const ids = new Array<number>(count);
+    const dists = new Array<number>(count);
+    for (let i = count - 1; i >= 0; i--) {
+      dists[i] = -res.topKey;
+      ids[i] = res.pop();
+    }
+    return { ids, dists };
+  }
+
+  /** Anonymous memory this view holds (levels, visited marks, upper layers, overlay copies are counted by the store). */
+  get byteLength(): number {
+    return this.levels.byteLength + this.visited.byteLength + this.upperData.byteLength + this.upperSlots.byteLength * 2;
+  }
+}
