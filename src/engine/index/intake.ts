@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { fromWireError, SearchError, type WireError } from '../errors.js';
 import type { DocumentPayload } from '../types.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { workerHeapLimits } from '../thread-heaps.js';
 
 export interface IntakeRequest {
   id: number;
@@ -30,7 +31,7 @@ const pending = new Map<number, { resolve: (count: number) => void; reject: (err
 
 function intakeWorker(): Worker {
   if (worker) return worker;
-  const started = new Worker(SCRIPT, { execArgv: workerExecArgv() });
+  const started = new Worker(SCRIPT, { execArgv: workerExecArgv(), resourceLimits: workerHeapLimits('intake') });
   started.unref();
   started.on('message', (reply: IntakeReply) => {
     const waiter = pending.get(reply.id);
