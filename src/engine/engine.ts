@@ -238,7 +238,6 @@ export class Engine {
       updateFilePath: (name) => join(this.paths.updateFiles, name),
       dataPath: this.paths.root,
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
-      indexingMemory: options.maxIndexingMemory ?? defaultIndexingMemory(),
       log: (level, message) => this.log(level, message),
     });
     this.registerSearchRuleProcessors(scheduler);

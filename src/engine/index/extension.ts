@@ -26,8 +26,6 @@ export interface DocumentChange {
 export interface PrepareOptions {
   /** `apply` will run right after `clear` (a re-index): nothing stored needs reading back. */
   fromScratch?: boolean;
-  /** Memory the batch may use: an extension keeping deltas in memory writes them out before they outgrow it. */
-  indexingMemory?: number;
   /**
    * Dump import: never call an embedder. Documents keep the vectors they carry, with their
    * `regenerate` flags; those without are reported here and get vectors at their next update.

@@ -4,6 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { toWireError } from '../errors.js';
 import type { IntakeReply, IntakeRequest } from './intake.js';
 import { writePayloadUpdateFile } from './payload.js';
+import { collectAfterWork } from '../thread-heaps.js';
 
 const port = parentPort!;
 
@@ -18,4 +19,6 @@ port.on('message', ({ id, payload, path }: IntakeRequest) => {
     reply = { id, error: toWireError(error) };
   }
   port.postMessage(reply);
+  // the payload's bytes and documents are garbage now (see thread-heaps.ts)
+  collectAfterWork();
 });

@@ -23,8 +23,6 @@ export interface BatchContext {
   /** Aborted when a cancelation matches a task of this batch, or at shutdown. */
   signal: AbortSignal;
   startedAt: Date;
-  /** Memory the batch may use (`--max-indexing-memory` or its default); undefined: no bound beyond the extensions' own. */
-  indexingMemory?: number;
   /** Filled by the batch's processor for the batch object (`progress`, `stats` extras). */
   progress: (step: string) => void;
 }

@@ -38,8 +38,6 @@ export interface SchedulerOptions {
   /** The database directory, whose free space is checked before a batch adds data (store/disk-space.ts). */
   dataPath?: string;
   maxBatchPayloadBytes: number;
-  /** Memory a batch may use (see batch-budget.ts): bounds what a batch keeps in memory before writing. */
-  indexingMemory?: number;
   log: (level: 'info' | 'warn' | 'error' | 'debug', message: string) => void;
 }
 
@@ -243,7 +241,6 @@ export class Scheduler extends EventEmitter implements WriteSide {
       updateFilePath: this.options.updateFilePath,
       signal: controller.signal,
       startedAt,
-      indexingMemory: this.options.indexingMemory,
       progress: (step) => {
         trace.step(step);
         this.options.log('debug', `batch ${batchUid}: ${step}`);

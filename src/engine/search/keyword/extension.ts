@@ -30,25 +30,8 @@ const { RoaringBitmap32 } = roaring;
 /** Provisional word ids start here (see BatchWriter.idOf); real ones stay far below. */
 const PROVISIONAL_ID = 0x8000_0000;
 
-/** Pending postings after which deltas are merged into LMDB mid-batch (at most; lower under a small indexing budget). */
+/** Pending postings after which deltas are merged into LMDB mid-batch. */
 const FLUSH_THRESHOLD = 12_000_000;
-
-/**
- * What a pending posting costs in memory until it is written: its deltas and, once prepared, the
- * encoded writes of the flush. Measured at 200k documents: 6-8 million postings per batch of
- * 20,000, 60-120 MiB of heap and 90-180 MiB of buffers at the end of `prepare`, about 33 bytes each.
- */
-const BYTES_PER_PENDING_POSTING = 32;
-
-/**
- * The pending postings after which a batch's deltas are written out, under `indexingMemory` bytes
- * (FLUSH_THRESHOLD at most; never below a million, so that a flush still merges many postings per
- * posting list it rewrites).
- */
-export function flushBound(indexingMemory: number | undefined): number {
-  if (indexingMemory === undefined) return FLUSH_THRESHOLD;
-  return Math.max(1_000_000, Math.min(FLUSH_THRESHOLD, Math.floor(indexingMemory / BYTES_PER_PENDING_POSTING)));
-}
 /** Positions beyond this in a field are not indexed (as Meilisearch caps positions per attribute). */
 const MAX_POSITION = 65_535;
 
@@ -920,8 +903,6 @@ class BatchWriter {
   readonly analyzer: Analyzer;
   readonly fields: FieldIds;
   private readonly prefixSearch: boolean;
-  /** Pending postings past which `change` writes the deltas out (see flushBound). */
-  bound = FLUSH_THRESHOLD;
   /** Databases known to hold nothing (all of them when the batch starts from scratch). */
   private readonly emptyDbs = new Set<Database<Buffer, string>>();
   /** Prefixes of second words of pairs, by id (see WordSlot.pairPrefixes). */
@@ -1092,7 +1073,7 @@ class BatchWriter {
   /** Takes one change into the deltas, merging into the databases when they grow past the bound. Inside the write transaction. */
   change(change: DocumentChange): void {
     this.extract(change);
-    if (this.pending() > this.bound) this.flush();
+    if (this.pending() > FLUSH_THRESHOLD) this.flush();
   }
 
   /**
@@ -1437,9 +1418,8 @@ export const keywordExtension: IndexExtension = {
     // The later part of a large batch of new documents is extracted in another thread meanwhile
     // (see parallel-extract.ts), each side up to half the bound.
     const split = parallelSplit(changes);
-    writer.bound = flushBound(options?.indexingMemory);
-    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), writer.bound / 2) : null;
-    const bound = helper ? writer.bound / 2 : writer.bound;
+    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), FLUSH_THRESHOLD / 2) : null;
+    const bound = helper ? FLUSH_THRESHOLD / 2 : FLUSH_THRESHOLD;
     let done = 0;
     let sliceStart = performance.now();
     while (done < split && writer.pending() <= bound) {

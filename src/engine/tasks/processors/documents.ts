@@ -104,7 +104,7 @@ async function writeSegment(ctx: BatchContext, index: Index, tasks: TaskRecord[]
   ctx.progress('extracting');
   const settings = index.settings;
   const changeList = changes.list();
-  const prepared = await prepareExtensions(index.extensions, changeList, settings, store, { indexingMemory: ctx.indexingMemory });
+  const prepared = await prepareExtensions(index.extensions, changeList, settings, store);
   throwIfAborted(ctx.signal);
   ctx.progress('writing');
   store.write(() => {
