@@ -13,7 +13,7 @@
  * (more, cheaper scavenges instead of tens of MiB of slack per thread) and an old generation
  * bounded by a share of the memory, which also makes V8 grow the heap less eagerly. Above it
  * nothing changes: V8's defaults are the fastest and the machine has room for them. The main
- * thread's heap is configured before this code runs (`node --max-semi-space-size`, see the README).
+ * thread's heap is sized by node before this code runs (only `NODE_OPTIONS` could change it).
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
