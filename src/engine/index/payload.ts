@@ -53,37 +53,53 @@ export function parseNdjsonDocuments(data: Buffer | string): Document[] {
   throw missing('ndjson');
 }
 
+/** Bytes of an NDJSON payload decoded at once (cut at a line end): lines are split in a string, cheaper than decoding each. */
+const NDJSON_TEXT_CHUNK = 1 << 20;
+
+/** The text of an NDJSON payload, a run of whole lines at a time (a line longer than a chunk comes whole). */
+function* ndjsonTexts(data: Buffer | string): Generator<string> {
+  if (typeof data === 'string') {
+    yield data;
+    return;
+  }
+  let start = 0;
+  while (start < data.length) {
+    let end = start + NDJSON_TEXT_CHUNK >= data.length ? data.length : data.lastIndexOf(0x0a, start + NDJSON_TEXT_CHUNK);
+    if (end < start) end = data.indexOf(0x0a, start + NDJSON_TEXT_CHUNK);
+    if (end < 0) end = data.length;
+    yield data.toString('utf8', start, end);
+    start = end + 1;
+  }
+}
+
 /**
- * The documents of an NDJSON payload in frames of up to `frame`, read line by line from the bytes:
- * the payload is never decoded whole nor held as documents all at once (a 12 MB payload of
+ * The documents of an NDJSON payload in frames of up to `frame`, decoded a megabyte of lines at a
+ * time: the payload is never decoded whole nor held as documents all at once (a 12 MB payload of
  * 20,000 documents parsed whole held its text, its lines and every document: 100+ MiB of heap
  * in the intake thread, per payload). Line numbers in errors are those of the whole payload.
  */
 export function* ndjsonFrames(data: Buffer | string, frame: number): Generator<Document[]> {
-  const text = typeof data === 'string' ? data : null;
-  const bytes = typeof data === 'string' ? null : data;
-  const length = text !== null ? text.length : bytes!.length;
   let docs: Document[] = [];
   let any = false;
-  let start = 0;
-  for (let i = 0; start <= length; i++) {
-    let end = text !== null ? text.indexOf('\n', start) : bytes!.indexOf(0x0a, start);
-    if (end < 0) end = length;
-    const line = (text !== null ? text.slice(start, end) : bytes!.toString('utf8', start, end)).trim();
-    start = end + 1;
-    if (line === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw malformed('ndjson', `line ${i + 1}: ${(error as Error).message}`);
-    }
-    if (nestedDeeperThan(value)) throw malformed('ndjson', `line ${i + 1}: ${NESTING_DETAIL}`);
-    docs.push(requireObject(value, 'ndjson', `line ${i + 1}`));
-    any = true;
-    if (docs.length >= frame) {
-      yield docs;
-      docs = [];
+  let lineNumber = 0;
+  for (const text of ndjsonTexts(data)) {
+    for (const raw of text.split('\n')) {
+      lineNumber++;
+      const line = raw.trim();
+      if (line === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (error) {
+        throw malformed('ndjson', `line ${lineNumber}: ${(error as Error).message}`);
+      }
+      if (nestedDeeperThan(value)) throw malformed('ndjson', `line ${lineNumber}: ${NESTING_DETAIL}`);
+      docs.push(requireObject(value, 'ndjson', `line ${lineNumber}`));
+      any = true;
+      if (docs.length >= frame) {
+        yield docs;
+        docs = [];
+      }
     }
   }
   if (!any) throw missing('ndjson');
