@@ -56,6 +56,17 @@ describe('payloads written as update files, a frame at a time', () => {
     }
   });
 
+  it('span several megabytes of lines the same way (decoded a megabyte at a time)', async () => {
+    const many = Array.from({ length: 4 }, (_, copy) => docs.map((doc) => ({ ...doc, id: `${copy}-${String(doc.id)}` }))).flat();
+    const big = many.map((doc) => JSON.stringify(doc)).join('\n');
+    expect(big.length).toBeGreaterThan(3 * 1024 * 1024);
+    const path = join(dir, `big${UPDATE_FILE_EXTENSION}`);
+    expect(writePayloadUpdateFile(path, { format: 'ndjson', data: Buffer.from(big) })).toBe(many.length);
+    expect(await readAll(path)).toEqual(JSON.parse(JSON.stringify(many)));
+    const broken = big + '\n{oops}';
+    expect(() => writePayloadUpdateFile(path, { format: 'ndjson', data: Buffer.from(broken) })).toThrow(`line ${many.length + 1}:`);
+  });
+
   it('report a malformed line by its number in the whole payload', () => {
     const broken = lines.slice(0, 2100).join('\n') + '\n{oops}\n' + lines.slice(2100).join('\n');
     const path = join(dir, `broken${UPDATE_FILE_EXTENSION}`);
