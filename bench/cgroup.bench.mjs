@@ -38,7 +38,8 @@
  *
  * Environment: BENCH_CGROUP (K,V), BENCH_ROUNDS (1), BENCH_DOCS (200000), BENCH_KEYWORD_LIMIT_MIB (512), BENCH_VECTORS
  * (200000), BENCH_VECTOR_LIMIT_MIB (instead of floor + 50%), BENCH_VECTOR_DB, BENCH_KEEP_VECTOR_DB,
- * BENCH_CGROUP_PARENT, BENCH_DIST (../dist), BENCH_KEYWORD_FREE=0 (the constrained keyword runs only).
+ * BENCH_CGROUP_PARENT, BENCH_DIST (../dist), BENCH_KEYWORD_FREE=0 (the constrained keyword runs only), BENCH_MALLOC=1
+ * (each part also with the glibc allocator settings of MALLOC_TUNABLES).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
@@ -308,9 +309,18 @@ async function vectorServeChild(dbPath, truthFile, floor) {
 // ---------------------------------------------------------------------------------------------
 // the parent
 
-/** One configuration: the engine with its defaults (a list, so that a comparison can be added back as another entry with its own env). */
+/**
+ * The configurations: the engine with its defaults, and (BENCH_MALLOC=1) the same process started
+ * with glibc's allocator told to serve blocks of 128 KiB and more from their own mappings, given
+ * back when freed, and to keep two arenas for all threads (`GLIBC_TUNABLES`, read when the process
+ * starts: a deployment setting, see bench/README.md) instead of a threshold that rises after
+ * the first large free and an arena per thread.
+ */
+const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
 function variants() {
-  return [{ name: 'engine', env: {} }];
+  const list = [{ name: 'engine', env: {} }];
+  if (process.env.BENCH_MALLOC === '1') list.push({ name: 'engine+malloc', env: { GLIBC_TUNABLES: MALLOC_TUNABLES } });
+  return list;
 }
 
 const mib = (bytes) => (bytes === undefined ? '-' : f(bytes / MIB, 0));

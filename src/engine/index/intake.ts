@@ -7,12 +7,18 @@
  *
  * One worker per process, started on first use and never keeping the process alive; requests
  * are answered in order. If it dies (a payload too large for its memory), the pending requests
- * fail with an internal error and the next one starts a new worker.
+ * fail with an internal error and the next one starts a new worker. Under a memory limit (see
+ * thread-heaps.ts) it ends once it has had nothing to do for IDLE_END_MS: its heap goes back to
+ * the system whole, and starting another costs some 30-50 ms on the next upload.
  */
 import { Worker } from 'node:worker_threads';
 import { fromWireError, SearchError, type WireError } from '../errors.js';
 import type { DocumentPayload } from '../types.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { workerHeapLimits } from '../thread-heaps.js';
+
+/** How long an idle intake thread is kept under a memory limit. */
+const IDLE_END_MS = 1000;
 
 export interface IntakeRequest {
   id: number;
@@ -30,13 +36,17 @@ const pending = new Map<number, { resolve: (count: number) => void; reject: (err
 
 function intakeWorker(): Worker {
   if (worker) return worker;
-  const started = new Worker(SCRIPT, { execArgv: workerExecArgv() });
+  const limits = workerHeapLimits('intake');
+  const started = new Worker(SCRIPT, { execArgv: workerExecArgv(), resourceLimits: limits });
   started.unref();
   started.on('message', (reply: IntakeReply) => {
     const waiter = pending.get(reply.id);
     if (!waiter) return;
     pending.delete(reply.id);
-    if (pending.size === 0) started.unref();
+    if (pending.size === 0) {
+      started.unref();
+      if (limits) endWhenIdle(started);
+    }
     if ('error' in reply) waiter.reject(fromWireError(reply.error));
     else waiter.resolve(reply.count);
   });
@@ -53,8 +63,26 @@ function intakeWorker(): Worker {
   return started;
 }
 
+let idleTimer: NodeJS.Timeout | null = null;
+
+/** End `idle` (and forget it) unless a request comes within IDLE_END_MS. */
+function endWhenIdle(idle: Worker): void {
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = setTimeout(() => {
+    idleTimer = null;
+    if (worker !== idle || pending.size > 0) return;
+    worker = null;
+    void idle.terminate();
+  }, IDLE_END_MS);
+  idleTimer.unref();
+}
+
 /** Parse `payload`, write its documents to the update file at `path` (fsynced), and return how many there are. */
 export function persistPayload(payload: DocumentPayload, path: string): Promise<number> {
+  if (idleTimer) {
+    clearTimeout(idleTimer);
+    idleTimer = null;
+  }
   const target = intakeWorker();
   const id = nextId++;
   return new Promise<number>((resolve, reject) => {

@@ -3,7 +3,8 @@ import { rmSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { toWireError } from '../errors.js';
 import type { IntakeReply, IntakeRequest } from './intake.js';
-import { parseDocumentPayload, writeUpdateFile } from './payload.js';
+import { writePayloadUpdateFile } from './payload.js';
+import { collectAfterWork } from '../thread-heaps.js';
 
 const port = parentPort!;
 
@@ -12,12 +13,12 @@ port.on('message', ({ id, payload, path }: IntakeRequest) => {
   try {
     // a Buffer crosses threads as a plain Uint8Array
     if (typeof payload.data !== 'string') payload.data = Buffer.from(payload.data.buffer, payload.data.byteOffset, payload.data.byteLength);
-    const documents = parseDocumentPayload(payload);
-    writeUpdateFile(path, documents);
-    reply = { id, count: documents.length };
+    reply = { id, count: writePayloadUpdateFile(path, payload) };
   } catch (error) {
     rmSync(path, { force: true });
     reply = { id, error: toWireError(error) };
   }
   port.postMessage(reply);
+  // the payload's bytes and documents are garbage now (see thread-heaps.ts)
+  collectAfterWork();
 });

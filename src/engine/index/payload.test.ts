@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, truncateSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readUpdateFile, UPDATE_FILE_EXTENSION, writeUpdateFile } from './payload.js';
+import { parseNdjsonDocuments, readUpdateFile, UPDATE_FILE_EXTENSION, writePayloadUpdateFile, writeUpdateFile } from './payload.js';
 import type { Document } from '../types.js';
 import { movies as filmsFixture } from '../../../test/data.js';
 
@@ -39,5 +39,45 @@ describe('update files', () => {
     writeUpdateFile(path, docs);
     truncateSync(path, statSync(path).size - 10);
     await expect(readAll(path)).rejects.toThrow(/truncated/);
+  });
+});
+
+describe('payloads written as update files, a frame at a time', () => {
+  // several frames of documents, CRLF line ends, blank lines, text beyond ASCII
+  const lines = docs.map((doc) => JSON.stringify(doc));
+  const body = lines.slice(0, 1200).join('\r\n') + '\n\n  \n' + lines.slice(1200).join('\n') + '\n';
+
+  it('keep every NDJSON document, in order, from bytes or text', async () => {
+    for (const data of [Buffer.from(body), body]) {
+      const path = join(dir, `payload${UPDATE_FILE_EXTENSION}`);
+      expect(writePayloadUpdateFile(path, { format: 'ndjson', data })).toBe(docs.length);
+      expect(await readAll(path)).toEqual(JSON.parse(JSON.stringify(docs)));
+      expect(await readAll(path)).toEqual(parseNdjsonDocuments(data));
+    }
+  });
+
+  it('span several megabytes of lines the same way (decoded a megabyte at a time)', async () => {
+    const many = Array.from({ length: 4 }, (_, copy) => docs.map((doc) => ({ ...doc, id: `${copy}-${String(doc.id)}` }))).flat();
+    const big = many.map((doc) => JSON.stringify(doc)).join('\n');
+    expect(big.length).toBeGreaterThan(3 * 1024 * 1024);
+    const path = join(dir, `big${UPDATE_FILE_EXTENSION}`);
+    expect(writePayloadUpdateFile(path, { format: 'ndjson', data: Buffer.from(big) })).toBe(many.length);
+    expect(await readAll(path)).toEqual(JSON.parse(JSON.stringify(many)));
+    const broken = big + '\n{oops}';
+    expect(() => writePayloadUpdateFile(path, { format: 'ndjson', data: Buffer.from(broken) })).toThrow(`line ${many.length + 1}:`);
+  });
+
+  it('report a malformed line by its number in the whole payload', () => {
+    const broken = lines.slice(0, 2100).join('\n') + '\n{oops}\n' + lines.slice(2100).join('\n');
+    const path = join(dir, `broken${UPDATE_FILE_EXTENSION}`);
+    expect(() => writePayloadUpdateFile(path, { format: 'ndjson', data: Buffer.from(broken) })).toThrow(/line 2101/);
+    expect(() => parseNdjsonDocuments(broken)).toThrow(/line 2101/);
+    expect(() => writePayloadUpdateFile(path, { format: 'ndjson', data: Buffer.from('\n \n') })).toThrow(/payload is missing/);
+  });
+
+  it('cut JSON arrays into the same frames', async () => {
+    const path = join(dir, `json${UPDATE_FILE_EXTENSION}`);
+    expect(writePayloadUpdateFile(path, { format: 'json', data: Buffer.from(JSON.stringify(docs)) })).toBe(docs.length);
+    expect(await readAll(path)).toEqual(JSON.parse(JSON.stringify(docs)));
   });
 });

@@ -20,6 +20,7 @@ import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-cou
 import { fromWireError, SearchError, type WireError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { workerHeapLimits } from '../thread-heaps.js';
 
 /** A read request a search thread answers, as the HTTP routes name them. */
 export type SearchRequest = (
@@ -153,7 +154,7 @@ export class SearchThreads {
 
   private spawn(): SearchThread {
     const data: SearchThreadData = { dbPath: this.dbPath, outboundPolicy: outboundPolicy().spec };
-    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV });
+    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV, resourceLimits: workerHeapLimits('search') });
     // a thread that died (out of memory on one huge request) is replaced; its requests failed
     const thread = new SearchThread(worker, (dead) => {
       const at = this.threads.indexOf(dead);

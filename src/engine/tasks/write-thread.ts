@@ -19,6 +19,7 @@ import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-cou
 import { SearchError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { workerHeapLimits } from '../thread-heaps.js';
 import type { BatchFinished, BatchStarted } from './scheduler.js';
 import type { WriteSide } from './write-side.js';
 
@@ -106,7 +107,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
       outboundPolicy: outboundPolicy().spec,
     };
     // one process, one environment: variables set later (tests, embedder keys) reach the worker too
-    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV });
+    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV, resourceLimits: workerHeapLimits('write') });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {
       let booted = false;

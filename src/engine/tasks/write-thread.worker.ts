@@ -9,6 +9,7 @@ import { Engine, type LogLevel } from '../engine.js';
 import { toSearchError } from '../errors.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
 import { Ops } from '../ops/service.js';
+import { collectAfterWork } from '../thread-heaps.js';
 import type { FromWriteThread, ToWriteThread, WriteThreadData } from './write-thread.js';
 
 const port = parentPort!;
@@ -51,10 +52,12 @@ async function main(): Promise<void> {
   scheduler.on('batchFinished', (event) => {
     reportEmbedderCalls();
     post({ type: 'batchFinished', event });
+    collectAfterWork();
   });
   scheduler.on('batchAborted', (event) => {
     reportEmbedderCalls();
     post({ type: 'batchAborted', event });
+    collectAfterWork();
   });
 
   port.on('message', (message: ToWriteThread) => {

@@ -25,6 +25,7 @@ import { Worker } from 'node:worker_threads';
 import type { DocumentChange } from '../../index/extension.js';
 import type { Settings } from '../../settings/types.js';
 import { workerExecArgv, workerScriptUrl } from '../../worker-script.js';
+import { workerHeapLimits } from '../../thread-heaps.js';
 import type { ExtractedBatch } from './extension.js';
 
 /** Batches with fewer new documents than this are extracted in one thread: the hand-over would cost more than it saves. */
@@ -67,7 +68,7 @@ export function parallelSplit(changes: readonly DocumentChange[]): number {
 
 function extractionWorker(): Worker {
   if (worker) return worker;
-  const started = new Worker(SCRIPT, { execArgv: workerExecArgv() });
+  const started = new Worker(SCRIPT, { execArgv: workerExecArgv(), resourceLimits: workerHeapLimits('extract') });
   started.unref();
   started.on('message', (reply: ExtractReply) => {
     const resolve = pending.get(reply.id);
