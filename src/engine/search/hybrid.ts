@@ -338,6 +338,43 @@ export function mergeRankings(
   return { hits: out, semanticHitCount };
 }
 
+/**
+ * One part of a hybrid search that dynamic search rules may split (see rankWithRules): the hybrid
+ * flow over `filter` narrowed by `restrict`, its keyword side ranked by `keywordSearch` with the
+ * same restriction; the keyword terms (for highlighting) are handed to `onTerms`.
+ */
+export function hybridPart(
+  index: Index,
+  params: SearchParams,
+  semantic: SemanticParams,
+  filter: Bitmap | undefined,
+  window: { offset: number; limit: number },
+  trace: PerformanceTrace,
+  restrict: ((universe: Bitmap) => Bitmap) | null,
+  onTerms: (terms: KeywordResult['terms']) => void,
+  extension: VectorsExtension = vectorsExtension,
+): Promise<HybridResult> {
+  const distinctField = params.distinct ?? index.settings.distinctAttribute;
+  return hybridSearch(
+    index,
+    {
+      q: params.q,
+      ...window,
+      filter: restrict ? restrict(filter ?? index.store.docids()) : filter,
+      rankingScoreThreshold: params.rankingScoreThreshold,
+      semantic,
+      distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
+      trace,
+    },
+    ({ limit }) => {
+      const result = keywordSearch(index, params, limit, trace, restrict);
+      onTerms(result.terms);
+      return { hits: result.hits, candidates: result.candidates };
+    },
+    extension,
+  );
+}
+
 // --- the search route -----------------------------------------------------------------------
 
 export type HybridSearchResponse = SearchResponse & { semanticHitCount?: number };
@@ -364,7 +401,6 @@ export async function searchWithVectors(
   const trace = new PerformanceTrace(params.showPerformanceDetails);
   const paging = pagination(params, settings);
   const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
-  const distinctField = params.distinct ?? settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
   const effects = options.rules ? trace.stage('dynamic search rules', () => options.rules!(index, params.q ?? '', params.filter)) : null;
   const ruledSearch = effects !== null && (effects.pins.length > 0 || effects.scales.length > 0);
@@ -376,25 +412,7 @@ export async function searchWithVectors(
     effects,
     () => filter ?? index.store.docids(),
     async (restrict) => {
-      const part = await hybridSearch(
-        index,
-        {
-          q: params.q,
-          offset: ruledSearch ? 0 : paging.skip,
-          limit: ruledSearch ? want : paging.take,
-          filter: restrict ? restrict(filter ?? index.store.docids()) : filter,
-          rankingScoreThreshold: params.rankingScoreThreshold,
-          semantic,
-          distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
-          trace,
-        },
-        ({ limit }) => {
-          const result = keywordSearch(index, params, limit, trace, restrict);
-          terms = result.terms;
-          return { hits: result.hits, candidates: result.candidates };
-        },
-        extension,
-      );
+      const part = await hybridPart(index, params, semantic, filter, ruledSearch ? { offset: 0, limit: want } : { offset: paging.skip, limit: paging.take }, trace, restrict, (t) => (terms = t), extension);
       semanticHitCount += part.semanticHitCount;
       return { hits: part.hits, candidates: part.candidates, total: part.candidates.size };
     },

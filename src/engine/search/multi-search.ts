@@ -10,8 +10,8 @@ import { parseSearchParams, SEARCH_FIELDS, type SearchParams } from './params.js
 import { keywordPart, keywordSearch, presentHit, search, type Hit, type KeywordResult, type PaginationFields, type RuleResolver, type SearchResponse } from './search.js';
 import { rankWithRules, rankWithRulesSync } from '../search-rules/apply.js';
 import { placePins } from '../search-rules/rules.js';
-import { computeFacets, distinctFilter, type FacetResult } from './seams.js';
-import { hybridSearch, parseSemanticParams } from './hybrid.js';
+import { computeFacets, type FacetResult } from './seams.js';
+import { hybridPart, parseSemanticParams } from './hybrid.js';
 import { RoaringBitmap32, type Bitmap } from '../index/store.js';
 import type { RankedHit } from './ranking/bucket-sort.js';
 import { docFacetValues } from './facets/databases.js';
@@ -294,27 +294,9 @@ async function rankQuery(index: Index, params: SearchParams, want: number, trace
     return { hits: ruled.organic, pins: ruled.pins, candidates: ruled.candidates, totalHits: ruled.total, terms: ruled.main.terms };
   }
   const filter = params.filter !== null ? trace.stage('evaluate filter', () => index.filterDocids(params.filter, 'invalid_search_filter')) : undefined;
-  const distinctField = params.distinct ?? index.settings.distinctAttribute;
   let terms: KeywordResult['terms'] = [];
   const ruled = await rankWithRules(index, effects, filtered, async (restrict) => {
-    const result = await hybridSearch(
-      index,
-      {
-        q: params.q,
-        offset: 0,
-        limit: want,
-        filter: restrict ? restrict(filter ?? index.store.docids()) : filter,
-        rankingScoreThreshold: params.rankingScoreThreshold,
-        semantic,
-        distinct: distinctField ? () => distinctFilter(index, distinctField) : undefined,
-        trace,
-      },
-      ({ limit }) => {
-        const kw = keywordSearch(index, params, limit, trace, restrict);
-        terms = kw.terms;
-        return { hits: kw.hits, candidates: kw.candidates };
-      },
-    );
+    const result = await hybridPart(index, params, semantic, filter, { offset: 0, limit: want }, trace, restrict, (t) => (terms = t));
     return { hits: result.hits, candidates: result.candidates, total: result.candidates.size };
   });
   return { hits: ruled.organic, pins: ruled.pins, candidates: ruled.candidates, totalHits: ruled.total, terms };

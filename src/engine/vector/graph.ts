@@ -18,6 +18,20 @@ import { Heap } from './heap.js';
 import { HELPER_IDS_PTR, Kernels, QUERY_BYTES, QUERY_PTR, type Layout } from './simd.js';
 import type { CodeMetric } from './quantizer.js';
 
+/** The first node of the highest level among the first `cap` slots (-1, -1 when none is present). */
+export function highestNode(levels: Int8Array, cap: number): { entry: number; level: number } {
+  let entry = -1;
+  let level = -1;
+  for (let s = 0; s < cap; s++) {
+    const l = levels[s]!;
+    if (l > level) {
+      level = l;
+      entry = s;
+    }
+  }
+  return { entry, level };
+}
+
 export interface GraphParams {
   M: number;
   efConstruction: number;
@@ -871,15 +885,7 @@ export class Graph {
 
   /** Make the highest node the entry point (after the entry was removed). */
   electEntry(): void {
-    this.entry = -1;
-    this.maxLevel = -1;
-    for (let s = 0; s < this.cap; s++) {
-      const l = this.levels[s]!;
-      if (l > this.maxLevel) {
-        this.maxLevel = l;
-        this.entry = s;
-      }
-    }
+    ({ entry: this.entry, level: this.maxLevel } = highestNode(this.levels, this.cap));
   }
 
   /** No list names an absent node (no removal since the last sweep). */

@@ -14,7 +14,7 @@
  * counts, lists): a view into a segment, into an overlay copy, or into a shared empty block.
  */
 import { Heap } from './heap.js';
-import type { Scored } from './graph.js';
+import { highestNode, type Scored } from './graph.js';
 import type { CodeMetric } from './quantizer.js';
 import { BLOCK, SHIFT } from './segments.js';
 import { Kernels, QUERY_PTR } from './simd.js';
@@ -191,15 +191,7 @@ export class MappedGraph {
   }
 
   private electEntry(): void {
-    this.entry = -1;
-    this.maxLevel = -1;
-    for (let s = 0; s < this.cap; s++) {
-      const l = this.levels[s]!;
-      if (l > this.maxLevel) {
-        this.maxLevel = l;
-        this.entry = s;
-      }
-    }
+    ({ entry: this.entry, level: this.maxLevel } = highestNode(this.levels, this.cap));
   }
 
   private nextEpoch(): number {
