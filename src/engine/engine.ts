@@ -45,6 +45,7 @@ import { noteForeignCommit } from './index/store.js';
 import { IndexRegistry, indexNotFound, validateIndexUid } from './index/registry.js';
 import { normalizeDocumentId } from './index/documents.js';
 import { compileEditFunction } from './edit-function/edition.js';
+import { checkExportRequest, exportDetails, registerExportProcessor, type ExportRequest } from './export/index.js';
 import { defaultSettings, type Settings } from './settings/types.js';
 import { validateSettingsPatch } from './settings/validate.js';
 import { listFields, type FieldMetadata, type FieldsQuery } from './settings/field-metadata.js';
@@ -271,6 +272,7 @@ export class Engine {
       log: (level, message) => this.log(level, message),
     });
     this.registerSearchRuleProcessors(scheduler);
+    registerExportProcessor(scheduler, this.indexes, (level, message) => this.log(level, message));
     try {
       scheduler.recover();
     } catch (error) {
@@ -802,6 +804,14 @@ export class Engine {
       this.tasks.write(() => this.searchRules.clearSync());
       return null;
     });
+  }
+
+  // --- export -------------------------------------------------------------------------------
+
+  /** `POST /export`: push indexes to another instance, as an `export` task (see export/). */
+  async exportTo(request: ExportRequest, options: WriteOptions = {}): Promise<SummarizedTask> {
+    checkExportRequest(request);
+    return this.enqueue('export', null, { kind: 'operation', options: { ...request } }, exportDetails(request), options);
   }
 
   // --- experimental features ----------------------------------------------------------------

@@ -47,6 +47,7 @@ export const TASK_TYPES = [
   'upgradeDatabase',
   'dsrUpdate',
   'dsrClear',
+  'export',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 

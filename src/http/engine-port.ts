@@ -22,6 +22,7 @@ import type {
   WriteOptions,
 } from '../engine/types.js';
 import type { Settings } from '../engine/settings/types.js';
+import type { ExportRequest } from '../engine/export/index.js';
 import type { ExperimentalFeatures } from '../engine/experimental-features.js';
 import type { FieldMetadata, FieldsQuery } from '../engine/settings/field-metadata.js';
 import type { TaskScope } from '../engine/tasks/store.js';
@@ -69,6 +70,8 @@ export interface HttpEngine {
   similar?(uid: string, body: unknown): unknown;
   /** `POST /render-template`. */
   renderTemplate?(body: unknown): unknown;
+  /** `POST /export`: enqueue an `export` task. */
+  exportTo?(request: ExportRequest, o?: WriteOptions): Promise<SummarizedTask>;
   /** The response body of one of the four above as UTF-8 JSON (the engine may answer in search threads). */
   answer?(request: SearchRequest): Promise<Buffer>;
   getTasks(q: TaskListQuery, scope?: TaskScope): CursorPage<Task>;

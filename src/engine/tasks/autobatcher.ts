@@ -2,7 +2,7 @@
  * Choose the next batch from the enqueued tasks.
  *
  * Priorities, as in the reference: a database upgrade first, then task cancelations, task
- * deletions, snapshots and dumps, then index work in uid order. Index work is batched per index:
+ * deletions, exports, snapshots and dumps, then index work in uid order. Index work is batched per index:
  * starting at the oldest enqueued task, the following enqueued tasks of the same index join the
  * batch while they are of a compatible kind (document writes and deletions together; settings
  * together); the first incompatible task of that index closes the batch, so per-index order holds.
@@ -32,6 +32,7 @@ function batchKindOf(type: TaskType): BatchKind {
     case 'snapshotCreation':
     case 'dsrUpdate':
     case 'dsrClear':
+    case 'export':
       return 'operation';
     case 'documentAdditionOrUpdate':
     case 'documentDeletion':
@@ -49,7 +50,7 @@ const PRIORITY_TYPES: ReadonlyArray<[BatchKind, TaskType[]]> = [
   ['upgrade', ['upgradeDatabase']],
   ['cancelation', ['taskCancelation']],
   ['deletion', ['taskDeletion']],
-  ['operation', ['dumpCreation', 'snapshotCreation', 'dsrUpdate', 'dsrClear']],
+  ['operation', ['export', 'dumpCreation', 'snapshotCreation', 'dsrUpdate', 'dsrClear']],
 ];
 
 /**

@@ -4,6 +4,7 @@ import type { HttpEngine } from '../engine-port.js';
 import { batchRoutes } from './batches.js';
 import { documentRoutes } from './documents.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
+import { exportRoutes } from './export.js';
 import { fieldRoutes } from './fields.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
@@ -29,4 +30,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   experimentalFeatureRoutes,
   fieldRoutes,
   searchRuleRoutes,
+  exportRoutes,
 ];

@@ -139,6 +139,10 @@ export function dumpKind(record: TaskRecord): DumpKind {
         return typeToKind(record.type, { from });
       }
       if (record.type === 'dumpCreation') return typeToKind(record.type, { keys: [], instance_uid: null });
+      if (record.type === 'export') {
+        const r = (p.options ?? {}) as { url?: string; apiKey?: string | null; payloadSize?: number | null; indexes?: unknown };
+        return typeToKind(record.type, { url: r.url, api_key: r.apiKey ?? null, payload_size: r.payloadSize ?? null, indexes: r.indexes ?? {} });
+      }
       return typeToKind(record.type);
   }
 }

@@ -148,6 +148,7 @@ const KIND_TO_TYPE: Record<string, TaskType> = {
   upgradeDatabase: 'upgradeDatabase',
   dsrUpdate: 'dsrUpdate',
   dsrClear: 'dsrClear',
+  export: 'export',
 };
 
 /** Public task types -> the kind name used when the content is not known more precisely. */
@@ -168,6 +169,7 @@ const TYPE_TO_KIND: Record<TaskType, string> = {
   upgradeDatabase: 'upgradeDatabase',
   dsrUpdate: 'dsrUpdate',
   dsrClear: 'dsrClear',
+  export: 'export',
 };
 
 const UNIT_KINDS = new Set(['documentClear', 'indexDeletion', 'indexCompaction', 'snapshotCreation', 'dsrClear']);
@@ -244,6 +246,8 @@ function detailsVariant(type: TaskType, details: Record<string, unknown>): strin
       return 'Dump';
     case 'upgradeDatabase':
       return 'UpgradeDatabase';
+    case 'export':
+      return 'Export';
     default:
       return null;
   }

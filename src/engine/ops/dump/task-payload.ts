@@ -62,9 +62,24 @@ export function payloadOf(task: DumpTask): TaskPayload {
       return { kind: 'dsrClear' };
     case 'upgradeDatabase':
       return { kind: 'operation', options: { from: Array.isArray(c.from) ? c.from.join('.') : undefined } };
+    case 'export':
+      return { kind: 'operation', options: exportOptions(c) };
     default:
       return { kind: 'operation' };
   }
+}
+
+/** The request of a dumped export (the reference's snake_case fields), as the processor reads it. */
+function exportOptions(c: Record<string, unknown>): Record<string, unknown> {
+  const indexes: Record<string, { filter: unknown; overrideSettings: boolean }> = {};
+  for (const [pattern, settings] of Object.entries((c.indexes as Record<string, Record<string, unknown>> | undefined) ?? { '*': {} }))
+    indexes[pattern] = { filter: settings?.filter ?? null, overrideSettings: settings?.overrideSettings === true || settings?.override_settings === true };
+  return {
+    url: String(c.url ?? ''),
+    apiKey: typeof c.api_key === 'string' ? c.api_key : null,
+    payloadSize: typeof c.payload_size === 'number' ? c.payload_size : null,
+    indexes,
+  };
 }
 
 const NUMBER_LISTS = ['uids', 'batchUids', 'canceledBy'] as const;
