@@ -75,6 +75,7 @@ function bodyFor(method: string, path: string): unknown {
   if (path === '/indexes') return { uid: 'movies_copy' };
   if (path === '/swap-indexes') return [{ indexes: ['movies', 'secret'] }];
   if (path === '/multi-search') return { queries: [{ indexUid: 'movies', q: 'x' }] };
+  if (path === '/export') return { url: 'http://127.0.0.1:9' };
   if (path.endsWith('/documents')) return [{ id: 2, title: 'x' }];
   return {};
 }
@@ -139,7 +140,7 @@ describe('auth matrix', () => {
 
       // a key for another index: refused on index routes; elsewhere it sees nothing of them
       const res = await call(keys.other!);
-      if (path.includes(':indexUid') || ['/swap-indexes', '/multi-search', '/tasks/cancel'].includes(path) || (path === '/indexes' && method === 'POST') || (path === '/tasks' && method === 'DELETE')) {
+      if (path.includes(':indexUid') || ['/swap-indexes', '/multi-search', '/tasks/cancel', '/export'].includes(path) || (path === '/indexes' && method === 'POST') || (path === '/tasks' && method === 'DELETE')) {
         expect([res.status, res.body?.code], `other index: ${method} ${path} -> ${res.text}`).toEqual([403, 'invalid_api_key']);
       } else if (path === '/tasks/:taskUid') {
         expect([res.status, res.body?.code]).toEqual([404, 'task_not_found']);

@@ -263,6 +263,15 @@ describe('POST /export validation and keys', () => {
     const exporter = await made(['export']);
     const searcher = await made(['search']);
     expect((await source.request('POST', '/export', { key: searcher, json: { url: 'http://127.0.0.1:9' } })).status).toBe(403);
+    // a key scoped to some indexes exports those only, named exactly
+    const scoped = (await source.request('POST', '/keys', { key: SOURCE_KEY, json: { actions: ['export'], indexes: ['books'], expiresAt: null } })).body.key as string;
+    for (const indexes of [undefined, { 'b*': {} }, { books: {}, movies: {} }]) {
+      const refused = await source.request('POST', '/export', { key: scoped, json: { url: 'http://127.0.0.1:9', indexes } });
+      expect([refused.status, refused.body.code]).toEqual([403, 'invalid_api_key']);
+    }
+    const allowed = await source.request('POST', '/export', { key: scoped, json: { url: 'http://127.0.0.1:9', indexes: { books: {} } } });
+    expect(allowed.status).toBe(202);
+    await source.engine.waitForTask(allowed.body.taskUid as number, { timeoutMs: 30_000 });
 
     // the details are set at enqueue time; a failed task keeps them
     const res = await source.request('POST', '/export', {

@@ -3,8 +3,9 @@
  * (see engine/export/). The body's shape is checked here with the reference's codes; the URL,
  * the index patterns and the filters' syntax by the engine.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ALL_INDEXES, parsePayloadSize, type ExportIndexSettings, type ExportRequest } from '../../engine/export/index.js';
+import { assertIndexesAuthorized, requestAuthorization } from '../auth.js';
 import type { HttpEngine } from '../engine-port.js';
 import { expectObject, invalidType, invalidValue, missingField, readJsonBody, stringField } from '../json-body.js';
 import { writeOptions } from '../query-params.js';
@@ -20,8 +21,21 @@ export function exportRoutes(app: FastifyInstance, engine: HttpEngine): void {
     method: 'POST',
     url: '/export',
     action: 'export',
-    handler: async ({ request, reply, query }) => accepted(reply, await exportTo(exportRequest(readJsonBody(request)), writeOptions(query))),
+    handler: async ({ request, reply, query }) => {
+      const body = exportRequest(readJsonBody(request));
+      assertExportAuthorized(request, Object.keys(body.indexes));
+      return accepted(reply, await exportTo(body, writeOptions(query)));
+    },
   });
+}
+
+/**
+ * A key scoped to some indexes may export only those, named exactly: a pattern is resolved when
+ * the task runs and could reach indexes the key cannot read (the reference does not check this).
+ */
+function assertExportAuthorized(request: FastifyRequest, patterns: readonly string[]): void {
+  if (requestAuthorization(request).allIndexesAuthorized()) return;
+  assertIndexesAuthorized(request, patterns.map((p) => (p.includes('*') ? '*' : p)));
 }
 
 function exportRequest(body: unknown): ExportRequest {
