@@ -59,7 +59,7 @@ function uintList(query: QueryParams, name: string, code: string): number[] | un
 
 /**
  * The task types the reference documents, in its order. Filters accept all of them; those this
- * engine never creates (`export`, `networkTopologyChange`) simply match nothing.
+ * engine never creates (`networkTopologyChange`) simply match nothing.
  */
 export const DOCUMENTED_TASK_TYPES: readonly string[] = [
   'documentAdditionOrUpdate',
