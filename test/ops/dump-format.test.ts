@@ -132,4 +132,13 @@ describe('dump archive (Meilisearch v6 layout)', () => {
     expect(toDumpDetails('documentDeletion', { deletedDocuments: 3 })).toEqual({ ClearAll: { deleted_documents: 3 } });
     expect(fromDumpDetails({ receivedDocuments: 1 })).toEqual({ receivedDocuments: 1 });
   });
+
+  test('an export task reads back with its API key hidden, as the reference shows it', () => {
+    expect(kindToType({ export: { url: 'http://remote:7700', api_key: 'k', payload_size: null, indexes: {} } })).toBe('export');
+    const ours = { url: 'http://remote:7700', apiKey: 'remoXXXXX...', payloadSize: '24 MiB', indexes: { movies: { filter: null, overrideSettings: false, matchedDocuments: 3 } } };
+    expect(fromDumpDetails(toDumpDetails('export', ours))).toEqual(ours);
+    // the reference keeps the key in clear in its own dumps, and the size in bytes
+    const theirs = { Export: { url: 'http://remote:7700', api_key: 'a-remote-key-of-34-characters-long!', payload_size: 25165824, indexes: { '*': { filter: null, overrideSettings: true } } } };
+    expect(fromDumpDetails(theirs)).toEqual({ url: 'http://remote:7700', apiKey: 'a-remXXXXXX...', payloadSize: '24 MiB', indexes: { '*': { filter: null, overrideSettings: true } } });
+  });
 });

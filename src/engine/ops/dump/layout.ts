@@ -18,6 +18,8 @@
  * Meilisearch names update files after the task uid (not a uuid); so do we, so that a dump
  * moves between the two engines either way.
  */
+import { hideSecret } from '../../auth/redact.js';
+import { formatPayloadSize } from '../../export/payload-size.js';
 import type { Batch, Document, Task, TaskType } from '../../types.js';
 
 export const DUMP_VERSION = 'V6';
@@ -274,5 +276,21 @@ export function fromDumpDetails(details: unknown): Record<string, unknown> | nul
   if (name === 'SettingsUpdate') return { ...((content.settings as Record<string, unknown>) ?? {}) };
   if (name === 'UpgradeDatabase')
     return { upgradeFrom: `v${(content.from as number[]).join('.')}`, upgradeTo: `v${(content.to as number[]).join('.')}` };
+  if (name === 'Export') return exportDetailsFromDump(content);
   return Object.fromEntries(Object.entries(content).map(([k, v]) => [camel(k), v]));
+}
+
+/**
+ * The reference keeps an export's API key in clear in its task details (and hides it when it
+ * shows them): hide it here once, since these details are shown as they are stored.
+ */
+function exportDetailsFromDump(content: Record<string, unknown>): Record<string, unknown> {
+  const apiKey = content.api_key ?? content.apiKey;
+  const size = content.payload_size ?? content.payloadSize;
+  return {
+    url: content.url,
+    ...(typeof apiKey === 'string' ? { apiKey: /XXX\.\.\.$/.test(apiKey) ? apiKey : hideSecret(apiKey) } : {}),
+    ...(typeof size === 'number' ? { payloadSize: formatPayloadSize(size) } : typeof size === 'string' ? { payloadSize: size } : {}),
+    indexes: content.indexes ?? {},
+  };
 }

@@ -4,6 +4,7 @@
  */
 import type { Settings } from '../../settings/types.js';
 import type { SerializedTaskFilter, TaskPayload } from '../../tasks/payload.js';
+import { parsePayloadSize } from '../../export/payload-size.js';
 import { kindContent, kindName, type DumpTask } from './layout.js';
 
 export function documentsPayload(task: DumpTask, updateFile: string, count: number): TaskPayload {
@@ -77,9 +78,16 @@ function exportOptions(c: Record<string, unknown>): Record<string, unknown> {
   return {
     url: String(c.url ?? ''),
     apiKey: typeof c.api_key === 'string' ? c.api_key : null,
-    payloadSize: typeof c.payload_size === 'number' ? c.payload_size : null,
+    payloadSize: payloadSizeOf(c.payload_size),
     indexes,
   };
+}
+
+/** A dumped payload size: bytes, or a size in words as a `Byte` may be written. */
+function payloadSizeOf(value: unknown): number | null {
+  if (typeof value === 'number') return value;
+  const parsed = typeof value === 'string' ? parsePayloadSize(value) : null;
+  return typeof parsed === 'number' ? parsed : null;
 }
 
 const NUMBER_LISTS = ['uids', 'batchUids', 'canceledBy'] as const;
