@@ -17,7 +17,6 @@ import type { Index } from '../index/index.js';
 import { RoaringBitmap32 } from '../index/store.js';
 import type { IndexRegistry } from '../index/registry.js';
 import { BatchAborted, type BatchContext } from '../tasks/processing.js';
-import type { Document } from '../types.js';
 import { DEFAULT_EXPORT_PAYLOAD_BYTES } from './payload-size.js';
 import { Remote, RemoteAnswer, type RemoteLimits } from './remote.js';
 import { exportDetails, matchIndexes, type ExportIndexSettings, type ExportRequest } from './request.js';
@@ -70,7 +69,7 @@ async function exportIndex(remote: Remote, index: Index, settings: ExportIndexSe
   for (const docid of universe) {
     const stored = index.store.getDocument(docid);
     if (!stored) continue;
-    const line = `${JSON.stringify(withVectors(index, docid, stored))}\n`;
+    const line = `${JSON.stringify(index.withVectors(docid, stored))}\n`;
     const bytes = Buffer.byteLength(line);
     if (lines.length > 0 && size + bytes > limit) {
       await send(lines);
@@ -93,12 +92,4 @@ async function remoteIndexExists(remote: Remote, path: string): Promise<boolean>
     if (error instanceof RemoteAnswer && error.remoteCode === 'index_not_found') return false;
     throw error;
   }
-}
-
-/** The stored fields (all of them, whatever `displayedAttributes` says) with the document's vectors. */
-function withVectors(index: Index, docid: number, stored: Document): Document {
-  const shown = index.present(docid, stored, null, true);
-  const { _vectors, ...fields } = stored;
-  void _vectors;
-  return shown._vectors !== undefined ? { ...fields, _vectors: shown._vectors } : fields;
 }

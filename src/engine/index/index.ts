@@ -94,6 +94,18 @@ export class Index {
     return this.hooks.filter(this, filter, errorCode);
   }
 
+  /**
+   * A stored document whole (every field, whatever `displayedAttributes` says) with its vectors as
+   * `_vectors` reads them back: what dumps and exports carry to another instance.
+   */
+  withVectors(docid: number, stored: Document): Document {
+    // the presenter knows how vectors are stored; everything else comes from the stored document
+    const shown = this.present(docid, stored, null, true);
+    const { _vectors, ...fields } = stored;
+    void _vectors;
+    return shown._vectors !== undefined ? { ...fields, _vectors: shown._vectors } : fields;
+  }
+
   /** A stored document shaped for output: displayed attributes, requested fields, vectors. */
   present(docid: number, doc: Document, fields: readonly string[] | null | undefined, retrieveVectors = false): Document {
     const shown = this.hooks.present ? this.hooks.present(this, docid, doc, { retrieveVectors }) : withoutVectors(doc, retrieveVectors);

@@ -88,11 +88,7 @@ function* documents(index: ReturnType<Engine['index']>): Generator<Document> {
   for (const docid of index.store.docids()) {
     const stored = index.store.getDocument(docid);
     if (!stored) continue;
-    // the presenter knows how vectors are stored; everything else comes from the stored document
-    const shown = index.present(docid, stored, null, true);
-    const { _vectors, ...fields } = stored;
-    void _vectors;
-    yield shown._vectors !== undefined ? { ...fields, _vectors: shown._vectors } : fields;
+    yield index.withVectors(docid, stored);
   }
 }
 
