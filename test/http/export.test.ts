@@ -175,6 +175,51 @@ describe('POST /export', () => {
     expect(after.filter((t) => t.type === 'documentAdditionOrUpdate' && t.indexUid === 'books')).toHaveLength(2);
   });
 
+  it('calls the public API with the bearer key, gzipped NDJSON, and retries a 503', async () => {
+    const calls: Array<{ method: string; path: string; authorization?: string; type?: string; encoding?: string; answered: number }> = [];
+    let failed = false;
+    // a recording proxy in front of the destination that answers the first document payload 503
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const call = { method: req.method!, path: req.url!, authorization: req.headers.authorization, type: req.headers['content-type'], encoding: req.headers['content-encoding'], answered: 503 };
+        calls.push(call);
+        if (!failed && req.method === 'POST' && req.url!.endsWith('/documents')) {
+          failed = true;
+          res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"busy","code":"internal","type":"internal","link":"x"}');
+          return;
+        }
+        const headers: Record<string, string> = {};
+        for (const name of ['authorization', 'content-type', 'content-encoding']) if (req.headers[name]) headers[name] = String(req.headers[name]);
+        const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+        const answer = await fetch(dest.url + req.url!, { method: req.method, headers, body });
+        call.answered = answer.status;
+        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const task = await exportTo({ url, apiKey: DEST_KEY, payloadSize: 1000, indexes: { books: {} } });
+      expect(task.status, JSON.stringify(task.error)).toBe('succeeded');
+      expect(calls.every((c) => c.authorization === `Bearer ${DEST_KEY}`)).toBe(true);
+      expect(calls.map((c) => [c.method, c.path, c.answered])).toEqual([
+        ['GET', '/indexes/books', 404],
+        ['POST', '/indexes', 202],
+        ['PATCH', '/indexes/books/settings', 202],
+        ['POST', '/indexes/books/documents', 503],
+        ['POST', '/indexes/books/documents', 202],
+      ]);
+      const payload = calls[4]!;
+      expect([payload.type, payload.encoding]).toEqual(['application/x-ndjson', 'gzip']);
+      await destinationSettled(dest);
+      expect(await documents(dest, DEST_KEY, 'books')).toEqual(await documents(source, SOURCE_KEY, 'books'));
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+
   it('fails with the remote error when the remote refuses the key', async () => {
     const wrong = await exportTo({ url: dest.url, apiKey: 'not-the-destination-key-0123456789' });
     expect(wrong.status).toBe('failed');
