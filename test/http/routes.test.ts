@@ -129,6 +129,17 @@ describe('documents', () => {
     });
     expect(nd.status).toBe(202);
     expect((await h.wait(nd.body.taskUid)).status).toBe('succeeded');
+    // as the reference reads NDJSON (a stream of values): objects back to back on one line, as its export sends them
+    const run = await h.request('POST', '/indexes/movies/documents', {
+      raw: '{"movie_id":6,"title":"Ikiru"}{"movie_id":7,"title":"Yojimbo {}"} {"movie_id":8,"title":"Ran \\"}\\""}\n',
+      contentType: 'application/x-ndjson',
+    });
+    expect(run.status).toBe(202);
+    expect((await h.wait(run.body.taskUid)).details).toMatchObject({ receivedDocuments: 3, indexedDocuments: 3 });
+    const fetchedRun = await h.request('POST', '/indexes/movies/documents/fetch', { json: { ids: ['6', '7', '8'], fields: ['title'] } });
+    expect(fetchedRun.body.results).toEqual([{ title: 'Ikiru' }, { title: 'Yojimbo {}' }, { title: 'Ran "}"' }]);
+    const deleted = await h.request('POST', '/indexes/movies/documents/delete-batch', { json: [6, 7, 8] });
+    expect((await h.wait(deleted.body.taskUid)).status).toBe('succeeded');
 
     const csv = await h.request('POST', '/indexes/movies/documents?csvDelimiter=;', {
       raw: 'movie_id;title\n5;Jaws\n',

@@ -87,23 +87,64 @@ export function* ndjsonFrames(data: Buffer | string, frame: number): Generator<D
       lineNumber++;
       const line = raw.trim();
       if (line === '') continue;
-      let value: unknown;
+      let values: unknown[];
       try {
-        value = JSON.parse(line);
+        values = [JSON.parse(line)];
       } catch (error) {
-        throw malformed('ndjson', `line ${lineNumber}: ${(error as Error).message}`);
+        const run = concatenatedObjects(line);
+        if (!run) throw malformed('ndjson', `line ${lineNumber}: ${(error as Error).message}`);
+        values = run;
       }
-      if (nestedDeeperThan(value)) throw malformed('ndjson', `line ${lineNumber}: ${NESTING_DETAIL}`);
-      docs.push(requireObject(value, 'ndjson', `line ${lineNumber}`));
-      any = true;
-      if (docs.length >= frame) {
-        yield docs;
-        docs = [];
+      for (const value of values) {
+        if (nestedDeeperThan(value)) throw malformed('ndjson', `line ${lineNumber}: ${NESTING_DETAIL}`);
+        docs.push(requireObject(value, 'ndjson', `line ${lineNumber}`));
+        any = true;
+        if (docs.length >= frame) {
+          yield docs;
+          docs = [];
+        }
       }
     }
   }
   if (!any) throw missing('ndjson');
   if (docs.length > 0) yield docs;
+}
+
+/**
+ * Objects written back to back on one line (`{"id":1}{"id":2}`, or separated by spaces): the
+ * reference reads NDJSON as a stream of JSON values, and its own export sends documents so. Null
+ * when the line is not such a run (the caller then reports the line's own parse error).
+ */
+function concatenatedObjects(line: string): unknown[] | null {
+  const out: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === '\\') escaped = true;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      if (depth === 0) return null;
+      inString = true;
+    } else if (c === '{' || c === '[') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === '}' || c === ']') {
+      if (--depth < 0) return null;
+      if (depth === 0) {
+        try {
+          out.push(JSON.parse(line.slice(start, i + 1)));
+        } catch {
+          return null;
+        }
+      }
+    } else if (depth === 0 && c !== ' ' && c !== '\t' && c !== '\r') return null;
+  }
+  return depth === 0 && out.length > 1 ? out : null;
 }
 
 type CsvType = 'string' | 'number' | 'boolean';
