@@ -7,6 +7,7 @@ import { experimentalFeatureRoutes } from './experimental-features.js';
 import { fieldRoutes } from './fields.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
+import { logsRoutes } from './logs.js';
 import { renderTemplateRoutes } from './render-template.js';
 import { searchRoutes } from './search.js';
 import { searchRuleRoutes } from './search-rules.js';
@@ -29,4 +30,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   experimentalFeatureRoutes,
   fieldRoutes,
   searchRuleRoutes,
+  logsRoutes,
 ];
