@@ -144,7 +144,12 @@ export function logsRoutes(app: FastifyInstance, engine: HttpEngine): void {
       checkFeature();
       if (getSink('stream')) throw new SearchError('bad_request', 'The `/logs/stream` route is currently in use by someone else.');
       reply.type(wanted.mode === 'json' ? 'application/x-ndjson' : wanted.mode === 'profile' ? 'application/json' : 'text/plain; charset=utf-8');
-      return reply.send(openStream(wanted));
+      const body = openStream(wanted);
+      // fastify writes the head with the first chunk; a client waits for it before reading: send it now
+      body.once('resume', () => {
+        if (!reply.raw.headersSent) reply.raw.flushHeaders();
+      });
+      return reply.send(body);
     },
   });
   addRoute(app, {
