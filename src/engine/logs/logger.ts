@@ -106,10 +106,12 @@ export function setStderrTargets(targets: LogTargets): void {
 /**
  * The filter `--log-level` gives stderr at start. HTTP request lines (info, like the reference's
  * request spans) stay off below `debug`, as they were before there was a logs route: a busy
- * server's stderr is not a request log unless asked for (`POST /logs/stderr`).
+ * server's stderr is not a request log unless asked for (`POST /logs/stderr`). 5xx answers
+ * (`search::http` at error) are written at every level.
  */
 export function startupStderrSpec(level: Level | 'off'): string {
-  if (level === 'off') return 'off';
+  // a 5xx is a bug or a fault of the machine: even `--log-level off` reports it
+  if (level === 'off') return 'search::http=error';
   return LEVEL_RANK[level] >= LEVEL_RANK.debug ? level : `${level},search::http=warn`;
 }
 
