@@ -14,16 +14,6 @@ export type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 /** Verbosity ranks: an event passes a directive when its rank is at most the directive's. */
 export const LEVEL_RANK: Record<Level | 'off', number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
 
-/** Our targets, for the README and the tests. */
-export const TARGETS = [
-  'search::http',
-  'search::tasks',
-  'search::engine',
-  'search::ops',
-  'search::webhooks',
-  'search::logs',
-] as const;
-
 /** The reference's crates, and the target of ours that does their job. */
 const REFERENCE_TARGETS: Record<string, string> = {
   meilisearch: 'search',
@@ -90,9 +80,10 @@ export class LogTargets {
         directives.push(rank === undefined ? { target: translate(part), rank: LEVEL_RANK.trace } : { target: '', rank });
       }
     }
-    // most specific first: the first match decides
-    directives.sort((a, b) => b.target.length - a.target.length);
-    return new LogTargets(spec, directives);
+    // a later directive for the same target replaces an earlier one (as in tracing), which also
+    // settles two reference crates read as the same target of ours; then most specific first
+    const byTarget = new Map(directives.map((d) => [d.target, d]));
+    return new LogTargets(spec, [...byTarget.values()].sort((a, b) => b.target.length - a.target.length));
   }
 
   /** What any of `list` accepts (a worker forwards for all of the serving thread's sinks). */

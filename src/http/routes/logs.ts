@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { SearchError } from '../../engine/errors.js';
 import { featureNotEnabled } from '../../engine/experimental-features.js';
-import { nowMs } from '../../engine/logs/event.js';
+import { nowMs, type LogEvent } from '../../engine/logs/event.js';
 import { formatter, LOG_MODES, type LogMode } from '../../engine/logs/formats.js';
 import { getSink, setSink, setStderrTargets } from '../../engine/logs/logger.js';
 import { LogTargets, TargetsParseError } from '../../engine/logs/targets.js';
@@ -102,7 +102,7 @@ function openStream(request: StreamRequest): Readable {
   });
   const sink = {
     targets: request.targets,
-    write: (event: Parameters<ReturnType<typeof formatter>>[0]) => {
+    write: (event: LogEvent) => {
       if (body.readableLength > STREAM_BUFFER_BYTES) {
         dropped++;
         return;
