@@ -57,7 +57,7 @@ function stderrLine(message: string): void {
 
 /**
  * Every answered request as the reference logs it: an `HTTP request` span closing at info, with
- * the route pattern (not the URL, which may carry a key) and the status. Checked before anything
+ * the route pattern, the path with any key hidden, and the status. Checked before anything
  * is built, so that a request nobody listens for costs one comparison.
  */
 function logRequests(app: FastifyInstance): void {
@@ -73,7 +73,9 @@ function logRequests(app: FastifyInstance): void {
       {
         method: request.method,
         host: request.headers.host ?? '',
-        route: request.routeOptions.url ?? url.slice(0, query < 0 ? undefined : query),
+        route: request.routeOptions.url ?? '',
+        // the path as requested, with a key in `/keys/:uidOrKey` hidden (auth/redact.ts)
+        path: url.slice(0, query < 0 ? undefined : query),
         query_parameters: query < 0 ? '' : url.slice(query + 1),
         user_agent: request.headers['user-agent'] ?? '',
         status_code: reply.statusCode,

@@ -36,7 +36,7 @@ test('POST /logs/stderr turns request lines on at run time, in the human format'
   expect(changed.status).toBe(204);
   await health(served.url, 'after-the-change');
   await outputHolds(served, 'user_agent=after-the-change');
-  expect(served.output()).toMatch(/Z {2}INFO HTTP request\{method=GET host=\S+ route=\/health query_parameters= user_agent=after-the-change status_code=200\}: search::http: close time\.busy=/);
+  expect(served.output()).toMatch(/Z {2}INFO HTTP request\{method=GET host=\S+ route=\/health path=\/health query_parameters= user_agent=after-the-change status_code=200\}: search::http: close time\.busy=/);
   // at info, request lines were off until the change
   expect(served.output()).not.toContain('before-the-change');
   served.process.kill('SIGTERM');
