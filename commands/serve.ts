@@ -32,13 +32,19 @@ function previewPage(options: ResolvedOptions, warn: (message: string) => void) 
 }
 
 /** The experimental features serve options turn on for this run (the reference's `--experimental-*` launch flags). */
-function instanceFeatures(options: Record<string, unknown>): { metrics: boolean; containsFilter: boolean } {
-  return { metrics: options['experimental-enable-metrics'] === true, containsFilter: options['experimental-contains-filter'] === true };
+function instanceFeatures(options: Record<string, unknown>): { metrics: boolean; containsFilter: boolean; logsRoute: boolean } {
+  return {
+    metrics: options['experimental-enable-metrics'] === true,
+    containsFilter: options['experimental-contains-filter'] === true,
+    logsRoute: options['experimental-enable-logs-route'] === true,
+  };
 }
 import { exitCodeOf } from '../src/cli/report.js';
 import { DB_FORMAT_VERSION } from '../src/engine/store/format.js';
 import { preflight, PreflightError } from '../src/cli/serve-preflight.js';
 import { deliveryLimitsFromEnv } from '../src/engine/webhooks/index.js';
+import { LogTargets } from '../src/engine/logs/targets.js';
+import { setStderrFormat, setStderrTargets, startupStderrSpec } from '../src/engine/logs/logger.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the HTTP server (Meilisearch v1 API) on a local database.';
@@ -75,6 +81,8 @@ export default class Serve extends Command {
     }
     const dbPath = options['db-path'] as string;
     const logLevel = (options['log-level'] as string).toLowerCase() as LogLevel;
+    setStderrFormat(String(options['experimental-logs-mode']).toLowerCase() === 'json' ? 'json' : 'human');
+    setStderrTargets(LogTargets.parse(startupStderrSpec(logLevel)));
     const maxIndexingMemory = options['max-indexing-memory'] as number | undefined;
     const searchThreads = (options['search-threads'] as number | undefined) ?? (availableParallelism() > 1 ? 2 : 0);
 
@@ -82,7 +90,8 @@ export default class Serve extends Command {
     let started;
     try {
       started = await openWithOps(
-        { dbPath, logLevel, searchThreads, instanceFeatures: instanceFeatures(options), ...(maxIndexingMemory ? { maxIndexingMemory } : {}) },
+        // the engine emits everything; the logger's sinks (stderr, the logs stream) choose
+        { dbPath, logLevel: 'trace', searchThreads, instanceFeatures: instanceFeatures(options), ...(maxIndexingMemory ? { maxIndexingMemory } : {}) },
         startupOptionsFrom(options),
       );
     } catch (error) {
@@ -101,7 +110,7 @@ export default class Serve extends Command {
         scheduler: engine.scheduler,
         outbox: engine.webhookOutbox,
         webhookDelivery: deliveryLimitsFromEnv(process.env),
-        log: (level, message) => engine.log(level, message),
+        log: (level, message) => engine.log(level, message, 'search::webhooks'),
       });
     } catch (error) {
       await engine.close();
@@ -121,8 +130,8 @@ export default class Serve extends Command {
       ],
       payloadSizeLimit: options['http-payload-size-limit'] as number,
       limits: { maxMultiSearchQueries: options['max-multi-search-queries'] as number },
-      // Request logs are debug-level noise; operators asking for debug or trace get them.
-      logLevel: logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'off',
+      // request lines come from our logger (target `search::http`; see logs/logger.ts)
+      logLevel: 'off',
     });
     let address;
     try {

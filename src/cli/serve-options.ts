@@ -100,11 +100,24 @@ export const SERVE_OPTIONS: OptionSpec[] = [
     description: 'Turn on the `containsFilter` experimental feature (`CONTAINS` and `STARTS WITH` in filters) for this run, whatever PATCH /experimental-features says.',
   },
   {
+    name: 'experimental-enable-logs-route',
+    kind: 'boolean',
+    default: false,
+    description: 'Turn on the `logsRoute` experimental feature (POST/DELETE /logs/stream, POST /logs/stderr) for this run.',
+  },
+  {
     name: 'log-level',
     kind: 'enum',
     values: ['OFF', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'],
     default: 'INFO',
-    description: 'Log verbosity.',
+    description: 'Log verbosity on stderr at start (POST /logs/stderr changes it at run time).',
+  },
+  {
+    name: 'experimental-logs-mode',
+    kind: 'enum',
+    values: ['human', 'json'],
+    default: 'human',
+    description: 'Format of the lines written on stderr.',
   },
   // operations (dumps, snapshots, upgrade): read by openWithOps in src/engine/ops/startup.ts
   { name: 'import-dump', kind: 'string', description: 'Import this dump file at start (into an empty --db-path), re-indexing everything.' },

@@ -67,6 +67,9 @@ import { WebhookOutbox } from './webhooks/outbox.js';
 import { facetSearchRequest } from './search/facets/facet-search-request.js';
 import type { FacetSearchResult } from './search/facets/facet-search.js';
 import { publicTask, summarizedTask } from './tasks/view.js';
+import { dispatch as dispatchLogEvent, localFilterSpecs, log as logEvent } from './logs/logger.js';
+import type { Level } from './logs/targets.js';
+import type { ClosedSpan } from './logs/event.js';
 import type {
   Batch,
   CursorPage,
@@ -95,7 +98,12 @@ export interface EngineOptions {
   dbPath: string;
   /** Memory the indexer may use for one batch, which bounds the payload a batch gathers (see tasks/batch-budget.ts). */
   maxIndexingMemory?: number;
+  /**
+   * The most verbose level this engine emits (default `info`; `off`: silent). Without `logger`,
+   * events go to the thread's structured logger (logs/logger.ts), whose sinks filter them again.
+   */
   logLevel?: LogLevel;
+  /** Take every line here instead, as `level, message` (tests). */
   logger?: (level: string, message: string) => void;
   /** Start processing tasks at once (default true). */
   autoProcess?: boolean;
@@ -130,6 +138,7 @@ export interface EngineOptions {
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
+const levelName = (rank: number): LogLevel => (Object.keys(LEVELS) as LogLevel[]).find((name) => LEVELS[name] === rank) ?? 'off';
 
 /** What a search-like read may hand back beyond the searched index. */
 export interface ReadOptions {
@@ -158,7 +167,7 @@ export class Engine {
   private writeSide!: WriteSide;
   private searchThreads: SearchThreads | null = null;
   private readonly logLevel: number;
-  private readonly logger: (level: string, message: string) => void;
+  private readonly logger: ((level: string, message: string) => void) | null;
   private closed = false;
   private readonly lock: DatabaseLock | null;
 
@@ -166,7 +175,7 @@ export class Engine {
     this.dbPath = options.dbPath;
     this.paths = databasePaths(options.dbPath);
     this.logLevel = LEVELS[options.logLevel ?? 'info'];
-    this.logger = options.logger ?? ((level, message) => process.stderr.write(`[${new Date().toISOString()} ${level.toUpperCase()}] ${message}\n`));
+    this.logger = options.logger ?? null;
     if (options.create === false) requireDatabase(this.dbPath);
     // before anything is read or written: a second process must not even create a file here
     this.lock = options.lock === false ? null : lockDatabase(this.dbPath);
@@ -269,7 +278,7 @@ export class Engine {
       updateFilePath: (name) => join(this.paths.updateFiles, name),
       dataPath: this.paths.root,
       maxBatchPayloadBytes: batchPayloadBytes(options.maxIndexingMemory ?? defaultIndexingMemory()),
-      log: (level, message) => this.log(level, message),
+      log: (level, message, fields, span) => this.log(level, message, 'search::tasks', fields, span),
     });
     this.registerSearchRuleProcessors(scheduler);
     registerExportProcessor(scheduler, this.indexes, (level, message) => this.log(level, message));
@@ -288,7 +297,14 @@ export class Engine {
       dbPath: this.dbPath,
       maxIndexingMemory: options.maxIndexingMemory,
       logLevel: options.logLevel ?? 'info',
-      log: (lvl, message) => this.logger(lvl, message),
+      log: (lvl, message) => this.log(lvl, message, 'search::tasks'),
+      logFilters: () => (this.logger ? [levelName(this.logLevel)] : localFilterSpecs()),
+      followLogFilters: !this.logger,
+      logEvent: (event) => {
+        if (LEVELS[event.level] > this.logLevel) return;
+        if (this.logger) this.logger(event.level, event.message);
+        else dispatchLogEvent(event);
+      },
       beforeBatchFinished: () => this.followCommit(),
     });
   }
@@ -317,8 +333,11 @@ export class Engine {
     return this.writeSide instanceof WriteThread ? this.writeSide.configureOperations(options) : Promise.resolve();
   }
 
-  log(level: 'error' | 'warn' | 'info' | 'debug', message: string): void {
-    if (LEVELS[level] <= this.logLevel) this.logger(level, message);
+  /** Log from this engine, under `target` (see logs/targets.ts): its `logLevel` first, then the thread's logger. */
+  log(level: Level, message: string, target = 'search::engine', fields?: Record<string, unknown>, span?: ClosedSpan): void {
+    if (LEVELS[level] > this.logLevel) return;
+    if (this.logger) this.logger(level, message);
+    else logEvent(target, level, message, fields, span);
   }
 
   /** Stop processing (the current batch finishes, or is aborted with `abort`) and close the stores. */

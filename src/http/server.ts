@@ -7,6 +7,8 @@
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loggableUrl } from '../engine/auth/redact.js';
+import { nowMs } from '../engine/logs/event.js';
+import { log, logEnabled, newSpanId } from '../engine/logs/logger.js';
 import type { HttpEngine } from './engine-port.js';
 import { decodeBody } from './body-encoding.js';
 import { answerClientError } from './client-errors.js';
@@ -42,14 +44,45 @@ export interface ServerOptions {
   /** Limits on one request beyond its size (see request-limits.ts); defaults for the rest. */
   limits?: Partial<RequestLimits>;
   /**
-   * Where a 5xx answer is reported, with its request id and stack, whatever the log level
-   * (default: stderr). A 5xx is a bug or a fault of the machine: it is never silent.
+   * Where a 5xx answer is reported, with its request id and stack (default: the `search::http`
+   * target at error level, which stderr shows unless told `off`). A 5xx is a bug or a fault of the
+   * machine: it is never silent by default.
    */
   logServerError?: (message: string) => void;
 }
 
 function stderrLine(message: string): void {
-  process.stderr.write(`[${new Date().toISOString()} ERROR] ${message}\n`);
+  log('search::http', 'error', message);
+}
+
+/**
+ * Every answered request as the reference logs it: an `HTTP request` span closing at info, with
+ * the route pattern, the path with any key hidden, and the status. Checked before anything
+ * is built, so that a request nobody listens for costs one comparison.
+ */
+function logRequests(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    if (!logEnabled('search::http', 'info')) return;
+    const durationMs = reply.elapsedTime;
+    const url = loggableUrl(request.url);
+    const query = url.indexOf('?');
+    log(
+      'search::http',
+      'info',
+      'close',
+      {
+        method: request.method,
+        host: request.headers.host ?? '',
+        route: request.routeOptions.url ?? '',
+        // the path as requested, with a key in `/keys/:uidOrKey` hidden (auth/redact.ts)
+        path: url.slice(0, query < 0 ? undefined : query),
+        query_parameters: query < 0 ? '' : url.slice(query + 1),
+        user_agent: request.headers['user-agent'] ?? '',
+        status_code: reply.statusCode,
+      },
+      { name: 'HTTP request', id: newSpanId(), start: nowMs() - durationMs, durationMs },
+    );
+  });
 }
 
 export interface ListenAddress {
@@ -105,6 +138,7 @@ export function createServer(engine: HttpEngine, options: ServerOptions = {}): S
     return sendError(error, request, reply);
   };
   installRequestLimits(app, options.limits);
+  logRequests(app);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {

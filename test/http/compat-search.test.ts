@@ -86,6 +86,31 @@ describe('showPerformanceDetails', () => {
   });
 });
 
+describe('personalize (no personalization key: results unchanged, as the reference answers)', () => {
+  test('POST, GET and multi-search accept it and rank as without it', async () => {
+    const plain = await h.request('POST', '/indexes/movies/search', { json: { q: 'fox' } });
+    const personal = await h.request('POST', '/indexes/movies/search', { json: { q: 'fox', personalize: { userContext: 'likes dramas' } } });
+    expect(personal.status).toBe(200);
+    expect(personal.body.hits).toEqual(plain.body.hits);
+    const get = await h.request('GET', '/indexes/movies/search?q=fox&personalizeUserContext=likes%20dramas');
+    expect(get.status).toBe(200);
+    expect(get.body.hits).toEqual(plain.body.hits);
+    const multi = await h.request('POST', '/multi-search', { json: { queries: [{ indexUid: 'movies', q: 'fox', personalize: { userContext: 'x' } }] } });
+    expect(multi.status).toBe(200);
+    expect(multi.body.results[0].hits).toEqual(plain.body.hits);
+  });
+
+  test.each([
+    [{ personalize: 'dramas' }, 'invalid_search_personalize', 'Invalid value type at `.personalize`: expected an object, but found a string: `"dramas"`'],
+    [{ personalize: { user: 'x' } }, 'invalid_search_personalize', 'Unknown field `user` inside `.personalize`: expected one of `userContext`'],
+    [{ personalize: { userContext: 3 } }, 'invalid_search_personalize_user_context', 'Invalid value type at `.personalize.userContext`: expected a string, but found a number: `3`'],
+  ])('%j is refused', async (body, code, message) => {
+    const reply = await h.request('POST', '/indexes/movies/search', { json: { q: 'fox', ...body } });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ code, message, type: 'invalid_request' });
+  });
+});
+
 describe('federated search', () => {
   test('facetsByIndex answers {distribution, stats} per index, as the reference shapes it', async () => {
     const reply = await h.request('POST', '/multi-search', {

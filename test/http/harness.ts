@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createServer, type ServerOptions, type SearchServer } from '../../src/http/server.js';
 
 export interface Harness {
@@ -31,7 +31,7 @@ export interface Reply {
   headers: Headers;
 }
 
-export async function startHarness(options: ServerOptions = {}, engineOptions: { searchThreads?: number } = {}): Promise<Harness> {
+export async function startHarness(options: ServerOptions = {}, engineOptions: Pick<EngineOptions, 'searchThreads' | 'logLevel'> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'search-http-'));
   const engine = await Engine.open({ dbPath: join(dir, 'data.ms'), logLevel: 'off', ...engineOptions });
   const server = createServer(engine, options);

@@ -9,6 +9,7 @@ import { importDump } from './dump/import.js';
 import { Ops, type OpsOptions } from './service.js';
 import { importSnapshot } from './snapshot/snapshot.js';
 import { checkDatabaseVersion } from './version/check.js';
+import { log as logEvent } from '../logs/logger.js';
 
 export interface StartupOptions extends OpsOptions {
   importDump?: string;
@@ -34,7 +35,7 @@ export async function openWithOps(engineOptions: EngineOptions, options: Startup
   const notes: string[] = [];
   const log = (message: string) => {
     notes.push(message);
-    if (engineOptions.logLevel !== 'off') process.stderr.write(`[${new Date().toISOString()} INFO] ${message}\n`);
+    if (engineOptions.logLevel !== 'off') logEvent('search::ops', 'info', message);
   };
   if (options.importDump && options.importSnapshot) throw new Error('`--import-dump` and `--import-snapshot` cannot be used together.');
   if (options.importSnapshot) {

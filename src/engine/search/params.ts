@@ -82,6 +82,7 @@ const FIELD_CODES: Record<string, string> = {
   hybrid: 'invalid_search_hybrid_query',
   vector: 'invalid_search_vector',
   media: 'invalid_search_media',
+  personalize: 'invalid_search_personalize',
 };
 
 export const SEARCH_FIELDS = Object.keys(FIELD_CODES);
@@ -135,6 +136,25 @@ function strList(body: Record<string, unknown>, field: string): string[] | null 
   return v as string[];
 }
 
+/**
+ * `personalize` (`{"userContext": "..."}`) is checked and then ignored: the reference reranks with
+ * it through Cohere only when started with a personalization API key, and without one answers the
+ * results unchanged, which is what a server that calls nothing on the internet does.
+ */
+function checkPersonalize(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'object' || Array.isArray(value)) throw typeError('personalize', 'an object', value);
+  for (const [key, inner] of Object.entries(value)) {
+    if (key !== 'userContext')
+      throw new SearchError('invalid_search_personalize', `Unknown field \`${key}\` inside \`.personalize\`: expected one of \`userContext\``);
+    if (inner !== null && typeof inner !== 'string')
+      throw new SearchError(
+        'invalid_search_personalize_user_context',
+        `Invalid value type at \`.personalize.userContext\`: expected a string, but found ${describeValue(inner)}`,
+      );
+  }
+}
+
 export function parseSearchParams(body: unknown, options: { allowed?: readonly string[] } = {}): SearchParams {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new SearchError('bad_request', `Invalid value type: expected an object, but found ${describeValue(body)}`);
@@ -179,6 +199,7 @@ export function parseSearchParams(body: unknown, options: { allowed?: readonly s
   if (filter !== undefined && filter !== null && typeof filter !== 'string' && !Array.isArray(filter)) {
     throw new SearchError('invalid_search_filter', `Invalid value type at \`.filter\`: expected a string or an array, but found ${describeValue(filter)}`);
   }
+  checkPersonalize(b.personalize);
   const limit = nat(b, 'limit');
   return {
     q,
@@ -259,6 +280,9 @@ export function searchQueryToBody(query: Record<string, string | string[] | unde
         break;
       case 'hybridEmbedder':
         body.hybrid = { ...((body.hybrid as object) ?? {}), embedder: v };
+        break;
+      case 'personalizeUserContext':
+        body.personalize = { userContext: v };
         break;
       case 'hybridSemanticRatio':
         body.hybrid = { ...((body.hybrid as object) ?? {}), semanticRatio: Number(v) };

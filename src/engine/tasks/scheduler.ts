@@ -25,6 +25,8 @@ import type { TaskRecord, TaskStore } from './store.js';
 import { publicTask } from './view.js';
 import type { WriteSide } from './write-side.js';
 import type { WebhookOutbox } from '../webhooks/outbox.js';
+import type { ClosedSpan } from '../logs/event.js';
+import { newSpanId } from '../logs/logger.js';
 
 /** How long the queue waits before it tries again after its own store refused a write. */
 const RETRY_AFTER_STORE_FAILURE_MS = 5000;
@@ -38,7 +40,8 @@ export interface SchedulerOptions {
   /** The database directory, whose free space is checked before a batch adds data (store/disk-space.ts). */
   dataPath?: string;
   maxBatchPayloadBytes: number;
-  log: (level: 'info' | 'warn' | 'error' | 'debug', message: string) => void;
+  /** Log lines, with structured fields and the span they close for the logs routes (logs/event.ts). */
+  log: (level: 'info' | 'warn' | 'error' | 'debug', message: string, fields?: Record<string, unknown>, span?: ClosedSpan) => void;
 }
 
 export interface BatchFinished {
@@ -228,6 +231,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
       store.putBatch(this.batchObject(batchUid, processing, startedAt, null, planned.reason));
     });
     this.current = { batch: { ...planned, tasks: processing }, controller, uid: batchUid };
+    this.options.log('debug', `batch ${batchUid} started`, { batchUid, kind: planned.kind, taskUids: processing.map((t) => t.uid), reason: planned.reason });
     this.emit('batchStarted', {
       batchUid,
       taskUids: processing.map((t) => t.uid),
@@ -343,8 +347,30 @@ export class Scheduler extends EventEmitter implements WriteSide {
       this.options.outbox?.record(batchUid, finished.map(publicTask), finishedAt.getTime());
     });
     for (const task of finished) removeUpdateFile({ updateFilePath: this.options.updateFilePath }, task);
+    this.logFinished(batchUid, finished, startedAt, finishedAt);
     const batch = store.getBatch(batchUid)!;
     this.emit('batchFinished', { batch, tasks: finished.map(publicTask) } satisfies BatchFinished);
+  }
+
+  /** One line per task, then the batch's commit as a span (what a profile shows). */
+  private logFinished(batchUid: number, finished: TaskRecord[], startedAt: Date, finishedAt: Date): void {
+    const durationMs = finishedAt.getTime() - startedAt.getTime();
+    for (const task of finished)
+      this.options.log('info', `task ${task.uid} ${task.status}`, {
+        taskUid: task.uid,
+        type: task.type,
+        status: task.status,
+        indexUid: task.indexUid ?? null,
+        batchUid,
+        durationMs,
+        ...(task.error ? { error: task.error.message } : {}),
+      });
+    this.options.log(
+      'info',
+      'batch committed',
+      { batchUid, tasks: finished.length },
+      { name: 'batch', id: newSpanId(), start: startedAt.getTime(), durationMs },
+    );
   }
 
   private batchObject(

@@ -22,6 +22,8 @@ import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
 import { workerHeapLimits } from '../thread-heaps.js';
 import type { BatchFinished, BatchStarted } from './scheduler.js';
 import type { WriteSide } from './write-side.js';
+import type { LogEvent } from '../logs/event.js';
+import { onFiltersChange } from '../logs/logger.js';
 
 export type WriteLogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -30,6 +32,8 @@ export interface WriteThreadData {
   dbPath: string;
   maxIndexingMemory?: number;
   logLevel: string;
+  /** The serving thread's log filters: the worker forwards the events one of them accepts (logs/logger.ts). */
+  logFilters: string[];
   /** The serving thread's outbound address policy (`AddressPolicy.spec`), for embedders and webhooks. */
   outboundPolicy?: string;
 }
@@ -49,12 +53,15 @@ export type ToWriteThread =
   | { type: 'stop'; abort: boolean }
   | { type: 'close'; abort: boolean }
   | { type: 'operations'; options: PortableOpsOptions }
-  | { type: 'outboundPolicy'; spec: string };
+  | { type: 'outboundPolicy'; spec: string }
+  | { type: 'logFilters'; specs: string[] };
 
 export type FromWriteThread =
   | { type: 'ready' }
   | { type: 'initFailed'; code: string; message: string }
   | { type: 'log'; level: WriteLogLevel; message: string }
+  /** An event of the worker's structured logger, for the serving thread's sinks. */
+  | { type: 'logEvent'; event: LogEvent }
   | { type: 'operationsSet' }
   | { type: 'batchStarted'; event: BatchStarted }
   | { type: 'batchFinished'; event: BatchFinished }
@@ -64,8 +71,12 @@ export type FromWriteThread =
   | { type: 'stopped' }
   | { type: 'closed' };
 
-export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolicy'> {
+export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolicy' | 'logFilters'> {
   log: (level: WriteLogLevel, message: string) => void;
+  /** The filters the worker forwards by, read at each (re)start and, with `followLogFilters`, at each change. */
+  logFilters: () => string[];
+  followLogFilters: boolean;
+  logEvent: (event: LogEvent) => void;
   /** Runs before the `batchFinished` listeners: the reader drops what the batch made stale. */
   beforeBatchFinished?: (event: BatchFinished) => void;
 }
@@ -86,10 +97,12 @@ export class WriteThread extends EventEmitter implements WriteSide {
   private restarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly unfollowPolicy: () => void;
+  private readonly unfollowLogFilters: () => void;
 
   private constructor(private readonly options: WriteThreadOptions) {
     super();
     this.unfollowPolicy = onOutboundPolicyChange((policy) => this.post({ type: 'outboundPolicy', spec: policy.spec }));
+    this.unfollowLogFilters = options.followLogFilters ? onFiltersChange(() => this.post({ type: 'logFilters', specs: options.logFilters() })) : () => {};
   }
 
   /** Start the worker and wait until its engine is open (it recovers interrupted tasks first). */
@@ -105,6 +118,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
       maxIndexingMemory: this.options.maxIndexingMemory,
       logLevel: this.options.logLevel,
       outboundPolicy: outboundPolicy().spec,
+      logFilters: this.options.logFilters(),
     };
     // one process, one environment: variables set later (tests, embedder keys) reach the worker too
     const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV, resourceLimits: workerHeapLimits('write') });
@@ -153,6 +167,9 @@ export class WriteThread extends EventEmitter implements WriteSide {
     switch (message.type) {
       case 'log':
         this.options.log(message.level, message.message);
+        break;
+      case 'logEvent':
+        this.options.logEvent(message.event);
         break;
       case 'operationsSet':
         this.operationsAcks.shift()?.();
@@ -240,6 +257,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
 
   private async shutdown(abort: boolean): Promise<void> {
     this.unfollowPolicy();
+    this.unfollowLogFilters();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const worker = this.worker;
     if (!worker) return;

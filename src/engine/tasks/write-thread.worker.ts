@@ -9,6 +9,8 @@ import { Engine, type LogLevel } from '../engine.js';
 import { toSearchError } from '../errors.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
 import { Ops } from '../ops/service.js';
+import { setSink } from '../logs/logger.js';
+import { LogTargets } from '../logs/targets.js';
 import { collectAfterWork } from '../thread-heaps.js';
 import type { FromWriteThread, ToWriteThread, WriteThreadData } from './write-thread.js';
 
@@ -19,15 +21,20 @@ function post(message: FromWriteThread): void {
   port.postMessage(message);
 }
 
+/** Events one of the serving thread's filters accepts go there (see logs/logger.ts). */
+function forwardLogs(specs: string[]): void {
+  setSink('forward', { targets: LogTargets.anyOf(specs.map((spec) => LogTargets.parse(spec))), write: (event) => post({ type: 'logEvent', event }) });
+}
+
 async function main(): Promise<void> {
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
+  forwardLogs(data.logFilters);
   let engine: Engine;
   try {
     engine = await Engine.open({
       dbPath: data.dbPath,
       maxIndexingMemory: data.maxIndexingMemory,
       logLevel: data.logLevel as LogLevel,
-      logger: (level, message) => post({ type: 'log', level: level as 'error' | 'warn' | 'info' | 'debug', message }),
       autoProcess: false,
       // the serving thread checked the version before starting this one
       skipVersionCheck: true,
@@ -73,6 +80,9 @@ async function main(): Promise<void> {
         break;
       case 'outboundPolicy':
         setOutboundPolicy(AddressPolicy.parse(message.spec));
+        break;
+      case 'logFilters':
+        forwardLogs(message.specs);
         break;
       case 'operations':
         void ops.close().then(() => {

@@ -23,6 +23,7 @@ import type { AddressPolicy } from '../net/address-policy.js';
 import { outboundRequest } from '../net/outbound-request.js';
 import type { Notification, WebhookOutbox } from './outbox.js';
 import type { WebhookStore, WebhookTarget } from './webhook-store.js';
+import { log } from '../logs/logger.js';
 
 const gzip = promisify(gzipCallback);
 
@@ -120,7 +121,7 @@ export class WebhookNotifier {
   }
 
   private log(level: 'warn' | 'error' | 'debug', message: string): void {
-    (this.options.log ?? ((l, m) => process.stderr.write(`[webhooks ${l}] ${m}\n`)))(level, message);
+    (this.options.log ?? ((l, m) => log('search::webhooks', l, m)))(level, message);
   }
 
   /** Notifications dropped undelivered (see the module comment), since the database was created. */

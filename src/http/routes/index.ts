@@ -8,6 +8,7 @@ import { exportRoutes } from './export.js';
 import { fieldRoutes } from './fields.js';
 import { healthRoutes } from './health.js';
 import { indexRoutes } from './indexes.js';
+import { logsRoutes } from './logs.js';
 import { renderTemplateRoutes } from './render-template.js';
 import { searchRoutes } from './search.js';
 import { searchRuleRoutes } from './search-rules.js';
@@ -31,4 +32,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   fieldRoutes,
   searchRuleRoutes,
   exportRoutes,
+  logsRoutes,
 ];

@@ -47,6 +47,7 @@ const SEARCH_PARAMS: Record<string, ParamKind> = {
   vector: 'vector',
   hybridEmbedder: 'string',
   hybridSemanticRatio: 'float',
+  personalizeUserContext: 'string',
 };
 
 const SIMILAR_PARAMS: Record<string, ParamKind> = {
@@ -113,6 +114,10 @@ export function queryToBody(query: QueryParams, family: 'search' | 'similar'): R
     delete body.hybridEmbedder;
     delete body.hybridSemanticRatio;
     body.hybrid = hybrid;
+  }
+  if ('personalizeUserContext' in body) {
+    body.personalize = { userContext: body.personalizeUserContext };
+    delete body.personalizeUserContext;
   }
   return body;
 }
