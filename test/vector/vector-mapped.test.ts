@@ -33,10 +33,13 @@ function fill(vs: VectorStore, store: IndexStore, vectors: Float32Array[], from 
   }
 }
 
-/** Fixed beam (the tuner learns from timings and starts afresh per instance); a filtered search too. */
+/**
+ * Fixed beam (the tuner learns from timings and starts afresh per instance); a filtered search
+ * too, and a beam wide enough that the store answers by an exact scan of every code.
+ */
 function answers(vs: VectorStore, qs: Float32Array[]): unknown[] {
   const filter = new RoaringBitmap32(Array.from({ length: 3000 }, (_, i) => i * 2));
-  return qs.flatMap((q) => [vs.search(q, 10, undefined, { ef: 80 }), vs.search(q, 5, filter, { ef: 80 })]);
+  return qs.flatMap((q) => [vs.search(q, 10, undefined, { ef: 80 }), vs.search(q, 5, filter, { ef: 80 }), vs.search(q, 10, undefined, { ef: 400 })]);
 }
 
 describe('searches through the memory map', () => {
@@ -58,7 +61,12 @@ describe('searches through the memory map', () => {
     await store.close();
 
     store = new IndexStore(dir);
+    // unfiltered searches first: the documents' lists are built at their first use, after them
     vs = new VectorStore(store, 'e', config);
+    const unfiltered = (v: VectorStore) => qs.map((q) => v.search(q, 10, undefined, { ef: 400 }));
+    expect(unfiltered(vs)).toEqual(unfiltered(new VectorStore(store, 'e', config)));
+    expect(vs.get(5599)).toEqual([vectors[5599]]);
+    expect(vs.docids().size).toBe(5600);
     expect(answers(vs, qs)).toEqual(before);
     expect(vs.mapped).toBe(true);
     expect(vs.search(vectors[5500]!, 1)[0]!.docid).toBe(5500);
