@@ -245,12 +245,11 @@ export class Engine {
   /**
    * Open every index and load what its first search would load, then run its vector warm-up
    * searches through the answer path (their answers dropped), one turn of the event loop per
-   * index: a request arriving meanwhile waits for one index at most. Returns each index's
-   * keyword warm-up searches, made from its words (see search/warm-queries.ts).
+   * index: a request arriving meanwhile waits for one index at most. Returns the indexes opened.
    */
-  private async warmLoading(): Promise<Array<{ uid: string; bodies: unknown[] }>> {
+  private async warmLoading(): Promise<string[]> {
     const turn = () => new Promise((resolve) => setImmediate(resolve));
-    const keyword: Array<{ uid: string; bodies: unknown[] }> = [];
+    const keyword: string[] = [];
     for (const uid of this.indexes.uids()) {
       await turn();
       if (this.closed) return [];
@@ -262,7 +261,7 @@ export class Engine {
           // the answer path (serialized, as HTTP asks) compiles what a first request runs
           await this.answer({ kind: 'search', uid, body });
         }
-        keyword.push({ uid, bodies: warmQueries(index) });
+        keyword.push(uid);
       } catch (error) {
         // an index that cannot be read now fails its first search with the reason instead
         this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
@@ -272,12 +271,24 @@ export class Engine {
   }
 
   /**
-   * The keyword warm-up searches, one per turn of the event loop: every index gets its first few
-   * (what they load, each index needs once); the rest, which only let V8 optimize the code, run
-   * while WARM_KEYWORD_BUDGET_MS lasts.
+   * The keyword warm-up searches of `uids`, made from each index's words (see
+   * search/warm-queries.ts: its word dictionary is loaded for them, which `open` does not wait
+   * for), one per turn of the event loop: every index gets its first few (what they load, each
+   * index needs once); the rest, which only let V8 optimize the code, run while
+   * WARM_KEYWORD_BUDGET_MS lasts.
    */
-  private async warmKeywords(keyword: Array<{ uid: string; bodies: unknown[] }>): Promise<void> {
+  private async warmKeywords(uids: string[]): Promise<void> {
     const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const keyword: Array<{ uid: string; bodies: unknown[] }> = [];
+    for (const uid of uids) {
+      await turn();
+      if (this.closed) return;
+      try {
+        if (this.indexes.exists(uid)) keyword.push({ uid, bodies: warmQueries(this.indexes.get(uid)) });
+      } catch (error) {
+        this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
+      }
+    }
     const started = performance.now();
     for (const [from, to] of [[0, WARM_LOADING_QUERIES], [WARM_LOADING_QUERIES, Infinity]] as const)
       for (const { uid, bodies } of keyword)
