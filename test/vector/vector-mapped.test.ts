@@ -75,6 +75,29 @@ describe('searches through the memory map', () => {
     await store.close();
   });
 
+  test('documents with several vectors keep their lists after a reopen (built at first use): get, filter, delete', async () => {
+    const dir = tempDir();
+    let store = new IndexStore(dir);
+    const config: VectorStoreConfig = { dimensions: DIM, distance: 'cosine', foldMinBytes: 0 };
+    let vs = new VectorStore(store, 'e', config);
+    // documents 0..999 with two vectors each, then every third with three: their slots interleave
+    store.write(() => vs.batch(() => { for (let d = 0; d < 1000; d++) vs.upsert(d, [vectors[d]!, vectors[1000 + d]!]); }));
+    store.write(() => vs.batch(() => { for (let d = 0; d < 1000; d += 3) vs.upsert(d, [vectors[2000 + d]!, vectors[d]!, vectors[3000 + d]!]); }));
+    store.write(() => vs.flush());
+    await store.close();
+    store = new IndexStore(dir);
+    vs = new VectorStore(store, 'e', config);
+    expect(vs.search(vectors[3000 + 300]!, 1, undefined, { ef: 80 })[0]!.docid).toBe(300);
+    expect(vs.get(300)).toEqual([vectors[2300], vectors[300], vectors[3300]]);
+    expect(vs.get(301)).toEqual([vectors[301], vectors[1301]]);
+    expect(vs.search(vectors[1301]!, 1, new RoaringBitmap32([301, 302]), { ef: 80 })[0]!.docid).toBe(301);
+    store.write(() => vs.delete(300));
+    expect(vs.get(300)).toEqual([]);
+    expect(vs.docids().has(300)).toBe(false);
+    expect(vs.search(vectors[3300]!, 3, undefined, { ef: 200 }).map((h) => h.docid)).not.toContain(300);
+    await store.close();
+  });
+
   test('the overlay of changed blocks, and its fold into segments, keep the answers', () => {
     const store = new IndexStore(tempDir());
     const config: VectorStoreConfig = { dimensions: DIM, distance: 'cosine', foldMinBytes: 0 };
