@@ -130,11 +130,19 @@ export interface EngineOptions {
   /** Create the database when the directory holds none (default true); false: fail with `database_not_found`. */
   create?: boolean;
   /**
-   * After opening, load each index's vector graphs in the background, so that the first search
-   * finds them in memory (default: true in the thread that answers searches, that is without
+   * After opening, load each index's vector graphs and run one search per embedder (`open` waits
+   * for that, `warmWaitMs` at most), then keyword warm-up searches in the background, so that the
+   * first search finds what it needs loaded and compiled (default: true in the thread that answers searches, that is without
    * `searchThreads` and not as the write thread; `writer: 'inline'` engines default to false).
    */
   warm?: boolean;
+  /**
+   * How long `open` waits for the first part of the warm-up, at most (default WARM_OPEN_WAIT_MS;
+   * 0: not at all): every index opened and each embedder's vector graph loaded and searched once
+   * through the answer path, so that a search sent as soon as `open` returns finds the graph
+   * loaded and the search code compiled. What is not done by then goes on in the background.
+   */
+  warmWaitMs?: number;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -148,6 +156,12 @@ export interface ReadOptions {
   serialized?: boolean;
 }
 
+/**
+ * `open` waits this long at most for the loading part of the warm-up (`warmWaitMs`): 50,000
+ * vectors take 0.1-0.2 s of CPU, 500,000 about 0.3 s (bench/README.md, "restart" lines); a larger
+ * database finishes in the background rather than delay startup further.
+ */
+const WARM_OPEN_WAIT_MS = 800;
 /** Keyword warm-up searches every index gets, whatever the time (see `warm`). */
 const WARM_LOADING_QUERIES = 6;
 /** Time after which an engine stops its other keyword warm-up searches (see `warm`). */
@@ -219,35 +233,69 @@ export class Engine {
       throw error;
     }
     if (options.autoProcess !== false) engine.scheduler.start();
-    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) void engine.warm();
+    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) await engine.warm(options.warmWaitMs ?? WARM_OPEN_WAIT_MS);
     return engine;
   }
 
   /**
-   * Open every index, load what its first search would load and run its warm-up searches (their
-   * answers dropped): the extensions' own (vectors), then keyword searches made from the index's
-   * words (see search/warm-queries.ts), one search per turn of the event loop, so that a request
-   * arriving meanwhile waits for one search at most. Every index gets its first few keyword
-   * searches (what they load, each index needs once); the rest, which only let V8 optimize the
-   * code, run while WARM_KEYWORD_BUDGET_MS lasts. Searches have no side effect; stops when the
-   * engine closes.
+   * Start the warm-up and wait for its loading part, `waitMs` at most (the rest runs on in the
+   * background; see `warmLoading` and `warmKeywords`). Searches have no side effect; the warm-up
+   * stops when the engine closes.
    */
-  private async warm(): Promise<void> {
+  private async warm(waitMs: number): Promise<void> {
+    const loading = this.warmLoading();
+    void loading.then((keyword) => this.warmKeywords(keyword)).catch(() => undefined);
+    if (waitMs <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([loading.then(() => undefined, () => undefined), late]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * Open every index and load what its first search would load, then run its vector warm-up
+   * searches through the answer path (their answers dropped), one turn of the event loop per
+   * index: a request arriving meanwhile waits for one index at most. Returns the indexes opened.
+   */
+  private async warmLoading(): Promise<string[]> {
     const turn = () => new Promise((resolve) => setImmediate(resolve));
-    const keyword: Array<{ uid: string; bodies: unknown[] }> = [];
+    const keyword: string[] = [];
     for (const uid of this.indexes.uids()) {
       await turn();
-      if (this.closed) return;
+      if (this.closed) return [];
       try {
         if (!this.indexes.exists(uid)) continue;
         const index = this.indexes.get(uid);
         for (const body of index.warm()) {
-          if (this.closed) return;
-          await searchWithVectors(index, body);
+          if (this.closed) return [];
+          // the answer path (serialized, as HTTP asks) compiles what a first request runs
+          await this.answer({ kind: 'search', uid, body });
         }
-        keyword.push({ uid, bodies: warmQueries(index) });
+        keyword.push(uid);
       } catch (error) {
         // an index that cannot be read now fails its first search with the reason instead
+        this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
+      }
+    }
+    return keyword;
+  }
+
+  /**
+   * The keyword warm-up searches of `uids`, made from each index's words (see
+   * search/warm-queries.ts: its word dictionary is loaded for them, which `open` does not wait
+   * for), one per turn of the event loop: every index gets its first few (what they load, each
+   * index needs once); the rest, which only let V8 optimize the code, run while
+   * WARM_KEYWORD_BUDGET_MS lasts.
+   */
+  private async warmKeywords(uids: string[]): Promise<void> {
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const keyword: Array<{ uid: string; bodies: unknown[] }> = [];
+    for (const uid of uids) {
+      await turn();
+      if (this.closed) return;
+      try {
+        if (this.indexes.exists(uid)) keyword.push({ uid, bodies: warmQueries(this.indexes.get(uid)) });
+      } catch (error) {
         this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
       }
     }

@@ -33,10 +33,13 @@ function fill(vs: VectorStore, store: IndexStore, vectors: Float32Array[], from 
   }
 }
 
-/** Fixed beam (the tuner learns from timings and starts afresh per instance); a filtered search too. */
+/**
+ * Fixed beam (the tuner learns from timings and starts afresh per instance); a filtered search
+ * too, and a beam wide enough that the store answers by an exact scan of every code.
+ */
 function answers(vs: VectorStore, qs: Float32Array[]): unknown[] {
   const filter = new RoaringBitmap32(Array.from({ length: 3000 }, (_, i) => i * 2));
-  return qs.flatMap((q) => [vs.search(q, 10, undefined, { ef: 80 }), vs.search(q, 5, filter, { ef: 80 })]);
+  return qs.flatMap((q) => [vs.search(q, 10, undefined, { ef: 80 }), vs.search(q, 5, filter, { ef: 80 }), vs.search(q, 10, undefined, { ef: 400 })]);
 }
 
 describe('searches through the memory map', () => {
@@ -58,12 +61,40 @@ describe('searches through the memory map', () => {
     await store.close();
 
     store = new IndexStore(dir);
+    // unfiltered searches first: the documents' lists are built at their first use, after them
     vs = new VectorStore(store, 'e', config);
+    const unfiltered = (v: VectorStore) => qs.map((q) => v.search(q, 10, undefined, { ef: 400 }));
+    expect(unfiltered(vs)).toEqual(unfiltered(new VectorStore(store, 'e', config)));
+    expect(vs.get(5599)).toEqual([vectors[5599]]);
+    expect(vs.docids().size).toBe(5600);
     expect(answers(vs, qs)).toEqual(before);
     expect(vs.mapped).toBe(true);
     expect(vs.search(vectors[5500]!, 1)[0]!.docid).toBe(5500);
     // anonymous memory of the view: levels, marks, upper layers and owners, not codes and lists
     expect(vs.memoryBytes).toBeLessThan(5600 * 40);
+    await store.close();
+  });
+
+  test('documents with several vectors keep their lists after a reopen (built at first use): get, filter, delete', async () => {
+    const dir = tempDir();
+    let store = new IndexStore(dir);
+    const config: VectorStoreConfig = { dimensions: DIM, distance: 'cosine', foldMinBytes: 0 };
+    let vs = new VectorStore(store, 'e', config);
+    // documents 0..999 with two vectors each, then every third with three: their slots interleave
+    store.write(() => vs.batch(() => { for (let d = 0; d < 1000; d++) vs.upsert(d, [vectors[d]!, vectors[1000 + d]!]); }));
+    store.write(() => vs.batch(() => { for (let d = 0; d < 1000; d += 3) vs.upsert(d, [vectors[2000 + d]!, vectors[d]!, vectors[3000 + d]!]); }));
+    store.write(() => vs.flush());
+    await store.close();
+    store = new IndexStore(dir);
+    vs = new VectorStore(store, 'e', config);
+    expect(vs.search(vectors[3000 + 300]!, 1, undefined, { ef: 80 })[0]!.docid).toBe(300);
+    expect(vs.get(300)).toEqual([vectors[2300], vectors[300], vectors[3300]]);
+    expect(vs.get(301)).toEqual([vectors[301], vectors[1301]]);
+    expect(vs.search(vectors[1301]!, 1, new RoaringBitmap32([301, 302]), { ef: 80 })[0]!.docid).toBe(301);
+    store.write(() => vs.delete(300));
+    expect(vs.get(300)).toEqual([]);
+    expect(vs.docids().has(300)).toBe(false);
+    expect(vs.search(vectors[3300]!, 3, undefined, { ef: 200 }).map((h) => h.docid)).not.toContain(300);
     await store.close();
   });
 

@@ -1,7 +1,7 @@
 /**
- * The warm-up after `Engine.open` (engine.ts `warm`): every index's vector graphs are loaded and
- * searched once in the background. It must change no answer, and an engine closed while it runs
- * must close cleanly.
+ * The warm-up at `Engine.open` (engine.ts `warm`): every index's vector graphs are loaded and
+ * searched once (`open` waits for that, `warmWaitMs` at most), then keyword searches run in the
+ * background. It must change no answer, and an engine closed while it runs must close cleanly.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +47,26 @@ describe('warm-up after open', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await answers(late)).toEqual(expected);
     await late.close();
+  }, 60_000);
+
+  test('open waits for the vector warm-up by default, or not at all with warmWaitMs 0: same answers', async () => {
+    const cold = await Engine.open({ dbPath: dir, logLevel: 'off', warm: false });
+    const expected = await answers(cold);
+    await cold.close();
+    for (const warmWaitMs of [0, undefined, 60_000]) {
+      const engine = await Engine.open({ dbPath: dir, logLevel: 'off', ...(warmWaitMs === undefined ? {} : { warmWaitMs }) });
+      expect(await answers(engine)).toEqual(expected);
+      await engine.close();
+    }
+    // the empty index and a database without vectors open as before
+    const other = mkdtempSync(join(tmpdir(), 'vector-warm-none-'));
+    try {
+      const engine = await Engine.open({ dbPath: other, logLevel: 'off', warmWaitMs: 60_000 });
+      expect(engine.indexes.uids()).toEqual([]);
+      await engine.close();
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
   }, 60_000);
 
   test('an engine closed while it warms up closes cleanly', async () => {

@@ -85,8 +85,9 @@ export class LocalTarget implements OpsTarget {
   static async open(options: { dbPath: string; dumpDir?: string; snapshotDir?: string; dumplessUpgrade?: boolean; skipUpgradeTask?: boolean; autoProcess?: boolean }): Promise<LocalTarget> {
     // the commands that act on a local database read one: a mistyped path must not become a new database
     requireDatabase(options.dbPath);
+    // no warm-up: these commands run tasks and read records, they answer no searches
     const { engine, ops } = await openWithOps(
-      { dbPath: options.dbPath, logLevel: 'off', autoProcess: false, create: false },
+      { dbPath: options.dbPath, logLevel: 'off', autoProcess: false, create: false, warm: false },
       { dumpDir: options.dumpDir, snapshotDir: options.snapshotDir, dumplessUpgrade: options.dumplessUpgrade, skipUpgradeTask: options.skipUpgradeTask },
     );
     const target = new LocalTarget(engine, ops, `database ${resolve(options.dbPath)}`);

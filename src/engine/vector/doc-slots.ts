@@ -12,8 +12,16 @@ export const NO_OWNER = 0xffffffff;
 export class DocSlots {
   private head = new Int32Array(0);
   private next = new Int32Array(0);
-  private owner = new Uint32Array(0);
-  private position = new Uint16Array(0);
+  private owner: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  private position: Uint16Array<ArrayBufferLike> = new Uint16Array(0);
+  /**
+   * The documents' lists (`head`, `next`) are built from the owners at their first use: a
+   * process that only answers unfiltered searches needs each slot's owner, not the lists (8 bytes
+   * per vector less while serving).
+   */
+  private listed = true;
+  /** Slots whose owners `load` adopted (the lists cover these once built). */
+  private loaded = 0;
 
   private growDocs(docid: number): void {
     if (docid < this.head.length) return;
@@ -23,14 +31,14 @@ export class DocSlots {
   }
 
   private growSlots(slot: number): void {
-    if (slot < this.next.length) return;
-    const size = Math.max(slot + 1, Math.ceil(this.next.length * 1.5), 1024);
+    if (slot < this.next.length && slot < this.owner.length) return;
+    const size = Math.max(slot + 1, Math.ceil(Math.max(this.next.length, this.owner.length) * 1.5), 1024);
     const next = new Int32Array(size).fill(NONE);
     next.set(this.next);
     const owner = new Uint32Array(size).fill(NO_OWNER);
-    owner.set(this.owner);
+    owner.set(this.owner.subarray(0, size));
     const position = new Uint16Array(size);
-    position.set(this.position);
+    position.set(this.position.subarray(0, size));
     this.next = next;
     this.owner = owner;
     this.position = position;
@@ -43,6 +51,7 @@ export class DocSlots {
   }
 
   get(docid: number): number[] | undefined {
+    this.list();
     if (docid >= this.head.length || this.head[docid] === NONE) return undefined;
     const out: number[] = [];
     for (let s = this.head[docid]!; s !== NONE; s = this.next[s]!) out.push(s);
@@ -50,6 +59,7 @@ export class DocSlots {
   }
 
   set(docid: number, slots: readonly number[]): void {
+    this.list();
     this.delete(docid);
     if (slots.length === 0) return;
     this.growDocs(docid);
@@ -64,6 +74,7 @@ export class DocSlots {
   }
 
   delete(docid: number): void {
+    this.list();
     if (docid >= this.head.length) return;
     for (let s = this.head[docid]!; s !== NONE; ) {
       const n = this.next[s]!;
@@ -80,6 +91,7 @@ export class DocSlots {
    * document: filters can hold millions).
    */
   mark(docids: Uint32Array, mask: Uint8Array, levels: Int8Array, collect?: number[]): number {
+    this.list();
     const head = this.head;
     const next = this.next;
     let count = 0;
@@ -111,30 +123,46 @@ export class DocSlots {
   }
 
   /**
-   * Rebuild every list from the owner and position of each of `slots` slots (NO_OWNER: free).
-   * Returns the documents, ascending. One pass for the first vectors of the documents; the few
-   * further ones are sorted and chained after them.
+   * Adopt the owner and position of each of `slots` slots (NO_OWNER: free; the arrays are kept,
+   * not copied); the lists are built at their first use (`list`). Returns the documents, in no
+   * particular order.
    */
   load(owner: Uint32Array, position: Uint16Array, slots: number): Uint32Array {
     this.head = new Int32Array(0);
     this.next = new Int32Array(0);
-    this.owner = new Uint32Array(0);
-    this.position = new Uint16Array(0);
-    this.reserve(0, slots);
+    this.owner = owner;
+    this.position = position;
+    this.loaded = slots;
+    this.listed = false;
+    let docs = 0;
+    for (let s = 0; s < slots; s++) if (owner[s] !== NO_OWNER && position[s] === 0) docs++;
+    const out = new Uint32Array(docs);
+    let n = 0;
+    for (let s = 0; s < slots; s++) if (owner[s] !== NO_OWNER && position[s] === 0) out[n++] = owner[s]!;
+    return out;
+  }
+
+  /**
+   * Build every list from the owners `load` adopted. One pass for the first vectors of the
+   * documents; the few further ones are sorted and chained after them.
+   */
+  private list(): void {
+    if (this.listed) return;
+    this.listed = true;
+    const owner = this.owner;
+    const position = this.position;
+    const slots = this.loaded;
     let maxDoc = -1;
     for (let s = 0; s < slots; s++) if (owner[s] !== NO_OWNER && owner[s]! > maxDoc) maxDoc = owner[s]!;
+    this.next = new Int32Array(owner.length).fill(NONE);
+    this.head = new Int32Array(0);
     this.reserve(maxDoc + 1, 0);
     const later: number[] = [];
-    let docs = 0;
     for (let s = 0; s < slots; s++) {
       const d = owner[s]!;
       if (d === NO_OWNER) continue;
-      this.owner[s] = d;
-      this.position[s] = position[s]!;
-      if (position[s] === 0) {
-        this.head[d] = s;
-        docs++;
-      } else later.push(s);
+      if (position[s] === 0) this.head[d] = s;
+      else later.push(s);
     }
     later.sort((a, b) => owner[a]! - owner[b]! || position[a]! - position[b]!);
     for (let i = 0; i < later.length; i++) {
@@ -142,10 +170,6 @@ export class DocSlots {
       const prev = position[s] === 1 ? this.head[owner[s]!]! : later[i - 1]!;
       if (prev !== undefined && prev !== NONE) this.next[prev] = s;
     }
-    const out = new Uint32Array(docs);
-    let n = 0;
-    for (let d = 0; d <= maxDoc; d++) if (this.head[d] !== NONE) out[n++] = d;
-    return out;
   }
 
   get byteLength(): number {

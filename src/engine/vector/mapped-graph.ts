@@ -64,6 +64,8 @@ export class MappedGraph {
   private readonly upperSlots: Uint32Array;
   private readonly upperStart: Uint32Array;
   private readonly upperData: Uint32Array;
+  /** Per block: slots in the graph (a scan skips empty blocks). */
+  private readonly live: Uint16Array;
   private entry: number;
   private maxLevel: number;
   /** Bytes of the code compared (padding past the dimensions is zero in every code). */
@@ -104,6 +106,8 @@ export class MappedGraph {
     this.upperSlots = parts.upperSlots;
     this.upperStart = parts.upperStart;
     this.upperData = parts.upperData;
+    this.live = new Uint16Array(parts.codes.length);
+    for (let s = 0; s < this.cap; s++) if (this.levels[s]! !== ABSENT) this.live[s >>> SHIFT] = this.live[s >>> SHIFT]! + 1;
     this.entry = parts.entry;
     this.maxLevel = parts.maxLevel;
     if (!this.has(this.entry)) this.electEntry();
@@ -342,6 +346,56 @@ export class MappedGraph {
     }
     return this.drain();
   }
+
+  /**
+   * Exact scan of every slot in the graph: the `keep` closest, closest first. Whole blocks are
+   * copied into the kernels' buffer, SCAN_BLOCKS at a time, and scored in one call with the
+   * identity batch (a slot's place in the buffer is its place in its blocks), so no JS work is
+   * done per slot beyond reading its distance; absent slots (free, pending) are scored with the
+   * rest and dropped. No list of the graph's slots is kept (4 bytes per vector).
+   */
+  scanAll(keep: number): Scored {
+    const res = this.res;
+    res.clear();
+    const k = this.kernels();
+    const kernel = this.kernel!;
+    const negate = this.metric === 'dot';
+    const bytes = k.bytes;
+    const base = k.codePtr(0);
+    const out = k.out;
+    const ids = k.ids;
+    const levels = this.levels;
+    const blockBytes = BLOCK * this.row;
+    for (let i = 0; i < SCAN_BLOCKS * BLOCK; i++) ids[i] = i;
+    const placed = this.placed;
+    let n = 0;
+    const flush = () => {
+      kernel(QUERY_PTR, base, this.row, k.idsPtr, n * BLOCK, k.outPtr, this.stride);
+      for (let p = 0; p < n; p++) {
+        const first = placed[p]! * BLOCK;
+        for (let i = 0, at = p * BLOCK; i < BLOCK; i++, at++) {
+          const d = negate ? -out[at]! : out[at]!;
+          if ((res.size < keep || d < -res.topKey) && levels[first + i] !== ABSENT) {
+            res.push(-d, first + i);
+            if (res.size > keep) res.pop();
+          }
+        }
+      }
+      n = 0;
+    };
+    for (let b = 0; b < this.live.length; b++) {
+      if (this.live[b] === 0) continue;
+      bytes.set(this.codeBytes[b]!.subarray(0, blockBytes), base + n * blockBytes);
+      placed[n++] = b;
+      if (n === SCAN_BLOCKS) flush();
+    }
+    if (n > 0) flush();
+    // the walk expects the first M0 ids in place, which these are
+    return this.drain();
+  }
+
+  /** Blocks a scan placed in the kernels' buffer, in order. */
+  private readonly placed = new Int32Array(SCAN_BLOCKS);
 
   private kernel: Kernels['l2i8'] | null = null;
 

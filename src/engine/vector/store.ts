@@ -276,13 +276,18 @@ export class VectorStore {
    */
   warm(): Float32Array | undefined {
     this.sync();
-    const slots = this.graphSlots();
-    if (slots.length === 0) return undefined;
+    const g = this.walker;
+    if (g.size === 0) return undefined;
+    // stored vectors spread over the slots (the first in the graph from a few places)
+    const sample = (i: number): number => {
+      for (let s = (i * 7919) % g.cap, n = 0; n < g.cap; n++, s = (s + 1) % g.cap) if (g.has(s)) return s;
+      return 0;
+    };
     const ef = efSearch(10, this.state.vectors);
-    for (let i = 0; i < WARM_SEARCHES; i++) this.search(this.exact(slots[(i * 7919) % slots.length]!), 10, undefined, { ef });
-    this.walker.scan(slots, ef);
+    for (let i = 0; i < WARM_SEARCHES; i++) this.search(this.exact(sample(i)), 10, undefined, { ef });
+    this.scanGraph(ef);
     this.unprobed = 1;
-    return this.exact(slots[0]!);
+    return this.exact(sample(0));
   }
 
   /** Searches to come that the tuner does not count: the engine's warm-up search (see `warm`). */
@@ -512,7 +517,7 @@ export class VectorStore {
           ? graph.scan(scanList ? Uint32Array.from(scanList) : this.maskedGraphSlots(mask, allowedInGraph), ef)
           : graph.search(ef, mask);
       } else if (preferScan(graph.size, graph.size, ef, graph.M0) || (!fixed && this.tuner.scans(graph.size))) {
-        found = graph.scan(this.graphSlots(), ef);
+        found = this.scanGraph(ef);
       } else if (this.unprobed > 0) {
         this.unprobed--;
         found = graph.search(ef);
@@ -530,7 +535,7 @@ export class VectorStore {
     const t0 = performance.now();
     const walked = rank(this.walker.search(ef));
     const t1 = performance.now();
-    const exact = rank(this.walker.scan(this.graphSlots(), ef));
+    const exact = rank(this.scanGraph(ef));
     const t2 = performance.now();
     const truth = new Set(exact.map((h) => h.docid));
     let found = 0;
@@ -568,6 +573,11 @@ export class VectorStore {
       .sort((a, b) => a[1] - b[1] || a[0] - b[0])
       .slice(0, k)
       .map(([docid, distance]) => ({ docid, distance, similarity: similarity(similarityMetric, distance, this.dimensions) }));
+  }
+
+  /** Exact scan of every slot in the graph: the view scans its blocks, the arena its slots. */
+  private scanGraph(ef: number): Scored {
+    return this.graph ? this.graph.scan(this.graphSlots(), ef) : this.view!.scanAll(ef);
   }
 
   /** Every slot linked in the graph (cached per reload: the graph changes only in writes). */
