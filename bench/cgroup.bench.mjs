@@ -40,7 +40,8 @@
  * (200000), BENCH_VECTOR_LIMIT_MIB (instead of floor + 50%), BENCH_VECTOR_DB, BENCH_KEEP_VECTOR_DB,
  * BENCH_CGROUP_PARENT, BENCH_DIST (../dist), BENCH_KEYWORD_FREE=0 (the constrained keyword runs only), BENCH_MALLOC=1
  * (each part also with the glibc allocator settings of MALLOC_TUNABLES; `only`: with them only), BENCH_SMAPS=1 (the K child
- * prints where its anonymous memory is), BENCH_PAUSE_MS (the K child pauses after the build, to be looked at).
+ * prints where its anonymous memory is), BENCH_PAUSE_MS (the K child pauses after the build, to be looked at),
+ * BENCH_SEARCH=0 (the K child builds only), BENCH_MALLOC_TUNABLES (instead of MALLOC_TUNABLES).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
@@ -274,6 +275,10 @@ async function keywordChild(payloadDir, dbPath) {
     process.stderr.write(`after the pause: RssAnon ${mib(ownAnon())} MiB; ${anonymousMappings()}\n`);
   }
   const docs = engine.indexStats('docs').numberOfDocuments;
+  if (process.env.BENCH_SEARCH === '0') {
+    await engine.close();
+    return { docs, docsPerSec: docs / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, batches: new Set(done.map((t) => t.batchUid)).size, keyword: {}, asTyped: { worst: [] }, anonAfterBuild, anonSettled };
+  }
   const search = (q) => engine.search('docs', { q, limit: 20 });
   for (const q of queries.slice(0, 20)) await search(q);
   const keyword = await timed(queries, search);
@@ -350,7 +355,7 @@ async function vectorServeChild(dbPath, truthFile, floor) {
  * starts: a deployment setting, see bench/README.md) instead of a threshold that rises after
  * the first large free and an arena per thread.
  */
-const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
+const MALLOC_TUNABLES = process.env.BENCH_MALLOC_TUNABLES ?? 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
 function variants() {
   const list = [{ name: 'engine', env: {} }];
   if (process.env.BENCH_MALLOC === 'only') return [{ name: 'engine+malloc', env: { GLIBC_TUNABLES: MALLOC_TUNABLES } }];
