@@ -25,6 +25,15 @@ function children(pid: number): number[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
+/** A process's command line ('' once it has exited). */
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function environ(pid: number): Record<string, string> {
   return Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 }
@@ -95,7 +104,9 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
     for (const env of [{ ...ON, GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' }, { ...ON, SEARCH_MALLOC_TUNING: 'off' }]) {
       const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
       const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], env);
-      expect(children(served.process.pid!).filter((pid) => /node/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')))).toEqual([]);
+      expect(children(served.process.pid!).filter((pid) => /node/.test(cmdline(pid)))).toEqual([]);
+      // serving (a SIGTERM right at the banner can come before the handler is in place)
+      expect((await json(`${served.url}/health`)).status).toBe(200);
       served.process.kill('SIGTERM');
       expect((await served.process).exitCode).toBe(0);
     }
