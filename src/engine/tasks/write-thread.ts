@@ -190,7 +190,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
-      if (!this.worker || this.retiring || this.current || this.closing) return;
+      if (!this.worker || !this.ready || this.retiring || this.current || this.closing) return;
       this.retiring = { revive: false };
       this.post({ type: 'close', abort: false, idle: true });
     }, this.idleEndMs);
