@@ -39,7 +39,9 @@
  * Environment: BENCH_CGROUP (K,V), BENCH_ROUNDS (1), BENCH_DOCS (200000), BENCH_KEYWORD_LIMIT_MIB (512), BENCH_VECTORS
  * (200000), BENCH_VECTOR_LIMIT_MIB (instead of floor + 50%), BENCH_VECTOR_DB, BENCH_KEEP_VECTOR_DB,
  * BENCH_CGROUP_PARENT, BENCH_DIST (../dist), BENCH_KEYWORD_FREE=0 (the constrained keyword runs only), BENCH_MALLOC=1
- * (each part also with the glibc allocator settings of MALLOC_TUNABLES).
+ * (each part also with the glibc allocator settings of MALLOC_TUNABLES; `only`: with them only), BENCH_SMAPS=1 (the K child
+ * prints where its anonymous memory is), BENCH_PAUSE_MS (the K child pauses after the build, to be looked at),
+ * BENCH_SEARCH=0 (the K child builds only), BENCH_MALLOC_TUNABLES (instead of MALLOC_TUNABLES).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
@@ -226,6 +228,28 @@ async function timed(list, run) {
 }
 
 const ownAnon = () => statusKiB(readFileSync('/proc/self/status', 'utf8'), 'RssAnon');
+const SETTLE_MS = 2000;
+
+/**
+ * Where this process's anonymous memory is (BENCH_SMAPS=1): resident anonymous KiB of its
+ * mappings by kind, from /proc/self/smaps: glibc's main heap, 64 MiB-aligned arena heaps (mappings
+ * of up to 64 MiB that glibc reserves per arena), and the rest (V8's heap pages, large blocks
+ * mapped on their own, thread stacks), with V8's own figures for this thread.
+ */
+function anonymousMappings() {
+  const kinds = { heap: 0, arenas: 0, other: 0 };
+  let kind = 'other';
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (range) {
+      const size = Number.parseInt(range[2], 16) - Number.parseInt(range[1], 16);
+      const start = Number.parseInt(range[1], 16);
+      kind = range[3] === '[heap]' ? 'heap' : range[3] ? 'file' : size <= 64 * MIB && start % (64 * MIB) === 0 ? 'arenas' : 'other';
+    } else if (line.startsWith('Anonymous:') && kind !== 'file') kinds[kind] += Number(/(\d+)/.exec(line)[1]);
+  }
+  const m = process.memoryUsage();
+  return `main heap ${mib(kinds.heap * 1024)} MiB, arena heaps ${mib(kinds.arenas * 1024)} MiB, other anonymous ${mib(kinds.other * 1024)} MiB; main thread V8 heap ${mib(m.heapTotal)} MiB (${mib(m.heapUsed)} used), array buffers ${mib(m.arrayBuffers)} MiB`;
+}
 
 /** The 200k keyword build and its searches, from a fresh database. */
 async function keywordChild(payloadDir, dbPath) {
@@ -240,14 +264,29 @@ async function keywordChild(payloadDir, dbPath) {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const anonAfterBuild = ownAnon();
+  // what stays once the engine has let the build's memory go (the write thread ends after 1 s idle under a limit)
+  await sleep(SETTLE_MS);
+  const anonSettled = ownAnon();
+  if (process.env.BENCH_SMAPS === '1') process.stderr.write(`after the build + ${SETTLE_MS} ms: ${anonymousMappings()}\n`);
+  if (process.env.BENCH_PAUSE_MS) {
+    // time to look at the process from outside (gdb -p <pid>: `call (void) malloc_stats()`)
+    process.stderr.write(`pid ${process.pid}: pausing ${process.env.BENCH_PAUSE_MS} ms\n`);
+    await sleep(Number(process.env.BENCH_PAUSE_MS));
+    process.stderr.write(`after the pause: RssAnon ${mib(ownAnon())} MiB; ${anonymousMappings()}\n`);
+  }
   const docs = engine.indexStats('docs').numberOfDocuments;
+  if (process.env.BENCH_SEARCH === '0') {
+    await engine.close();
+    return { docs, docsPerSec: docs / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, batches: new Set(done.map((t) => t.batchUid)).size, keyword: {}, asTyped: { worst: [] }, anonAfterBuild, anonSettled };
+  }
   const search = (q) => engine.search('docs', { q, limit: 20 });
   for (const q of queries.slice(0, 20)) await search(q);
   const keyword = await timed(queries, search);
   const asTyped = await timed(typed, search);
   const anonAfterSearches = ownAnon();
+  if (process.env.BENCH_SMAPS === '1') process.stderr.write(`after the searches: ${anonymousMappings()}\n`);
   await engine.close();
-  return { docs, docsPerSec: docs / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, batches: new Set(done.map((t) => t.batchUid)).size, keyword, asTyped, anonAfterBuild, anonAfterSearches };
+  return { docs, docsPerSec: docs / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, batches: new Set(done.map((t) => t.batchUid)).size, keyword, asTyped, anonAfterBuild, anonSettled, anonAfterSearches };
 }
 
 function glove() {
@@ -316,9 +355,10 @@ async function vectorServeChild(dbPath, truthFile, floor) {
  * starts: a deployment setting, see bench/README.md) instead of a threshold that rises after
  * the first large free and an arena per thread.
  */
-const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
+const MALLOC_TUNABLES = process.env.BENCH_MALLOC_TUNABLES ?? 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
 function variants() {
   const list = [{ name: 'engine', env: {} }];
+  if (process.env.BENCH_MALLOC === 'only') return [{ name: 'engine+malloc', env: { GLIBC_TUNABLES: MALLOC_TUNABLES } }];
   if (process.env.BENCH_MALLOC === '1') list.push({ name: 'engine+malloc', env: { GLIBC_TUNABLES: MALLOC_TUNABLES } });
   return list;
 }
@@ -349,7 +389,7 @@ async function keywordPart(system, configs) {
           const r = await inGroup(system, limit, 'keyword', [dir, db], variant.env);
           rmSync(db, { recursive: true, force: true });
           if (r.failed) log(`K: ${label}: FAILED ${r.failed}; ${memoryLine(r)}`);
-          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
+          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, ${SETTLE_MS / 1000} s later ${mib(r.anonSettled)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
           const key = `${variant.name}|${limit === null ? 'free' : 'limited'}`;
           results.set(key, [...(results.get(key) ?? []), r]);
         }
@@ -372,7 +412,7 @@ async function keywordPart(system, configs) {
       summary.push(
         `K ${variant.name}, ${mib(KEYWORD_LIMIT)} MiB vs no limit: indexing ${f(limited.docsPerSec, 0)} vs ${f(free.docsPerSec, 0)} docs/s = ${f(limited.docsPerSec / free.docsPerSec, 2)}x (target >= 0.7x); ` +
           `query p99 ${f(limited.keyword.p99, 1)} vs ${f(free.keyword.p99, 1)} ms = ${f(limited.keyword.p99 / free.keyword.p99, 2)}x (target <= 2x); as-typed p99 ${f(limited.asTyped.p99, 1)} vs ${f(free.asTyped.p99, 1)} ms = ${f(limited.asTyped.p99 / free.asTyped.p99, 2)}x; ` +
-          `RssAnon peak ${mib(limited.peakAnon)} vs ${mib(free.peakAnon)} MiB; group peak ${mib(limited.groupPeak)} vs ${mib(free.groupPeak)} MiB`,
+          `RssAnon after the build (${SETTLE_MS / 1000} s later) ${mib(limited.anonAfterBuild)} (${mib(limited.anonSettled)}) vs ${mib(free.anonAfterBuild)} (${mib(free.anonSettled)}) MiB, peak ${mib(limited.peakAnon)} vs ${mib(free.peakAnon)} MiB; group peak ${mib(limited.groupPeak)} vs ${mib(free.groupPeak)} MiB`,
       );
     }
   } finally {

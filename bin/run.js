@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The `search` command line: oclif finds the commands compiled to dist/commands (see package.json).
-import { execute } from '@oclif/core';
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
@@ -8,5 +7,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   const { versionLine } = await import('../dist/src/cli/version.js');
   process.stdout.write(`${versionLine()}\n`);
 } else {
-  await execute({ dir: import.meta.url });
+  // inside a memory limit, `serve` runs again with glibc's allocator settings (src/cli/allocator-settings.ts)
+  const again = args[0] === 'serve' && (await (await import('../dist/src/cli/allocator-settings.js')).runWithAllocatorSettings());
+  // oclif loaded only here: a parent standing in for its child keeps little
+  if (!again) await (await import('@oclif/core')).execute({ dir: import.meta.url });
 }

@@ -60,6 +60,7 @@ import { Scheduler, type BatchFinished } from './tasks/scheduler.js';
 import { NoWriteSide, type WriteSide } from './tasks/write-side.js';
 import { SearchThreads, type SearchRequest } from './search/search-threads.js';
 import { WriteThread, type PortableOpsOptions } from './tasks/write-thread.js';
+import { collectAfterWork } from './thread-heaps.js';
 import roaring from 'roaring';
 import { TaskStore, type KeyPage, type TaskRecord, type TaskScope } from './tasks/store.js';
 import { cursorPage } from './tasks/paging.js';
@@ -143,6 +144,18 @@ export interface EngineOptions {
    * loaded and the search code compiled. What is not done by then goes on in the background.
    */
   warmWaitMs?: number;
+  /**
+   * How long the write thread may sit idle (no batch, no task registered) before it ends, giving
+   * its memory back; the next task starts another. Default: 1000 ms under a memory limit below
+   * 4 GiB (see tasks/write-thread.ts), else never (null).
+   */
+  writeThreadIdleEndMs?: number | null;
+  /**
+   * Set in a write thread started again in the same process (after an idle end or a crash): it
+   * skips the start-up clean-up of update files no task refers to, since the serving thread may
+   * be writing one for a task it has not registered yet, and of unknown index directories.
+   */
+  resumeWriter?: boolean;
 }
 
 const LEVELS: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
@@ -316,9 +329,11 @@ export class Engine {
 
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */
   private inlineWriteSide(options: EngineOptions): Scheduler {
-    this.indexes.removeOrphans();
-    const orphans = removeOrphanUpdateFiles(this.paths.updateFiles, this.tasks);
-    if (orphans > 0) this.log('warn', `removed ${orphans} update file(s) that no pending task refers to`);
+    if (!options.resumeWriter) {
+      this.indexes.removeOrphans();
+      const orphans = removeOrphanUpdateFiles(this.paths.updateFiles, this.tasks);
+      if (orphans > 0) this.log('warn', `removed ${orphans} update file(s) that no pending task refers to`);
+    }
     const scheduler = new Scheduler({
       taskStore: this.tasks,
       outbox: this.webhookOutbox,
@@ -354,6 +369,9 @@ export class Engine {
         else dispatchLogEvent(event);
       },
       beforeBatchFinished: () => this.followCommit(),
+      idleEndMs: options.writeThreadIdleEndMs,
+      // the payloads this thread handed on and the replies it decoded are garbage by now
+      afterIdleEnd: () => collectAfterWork(),
     });
   }
 

@@ -188,10 +188,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
     while (!this.stopping) {
       let planned: PlannedBatch | null;
       try {
-        // the tasks a wake-up announces were committed by the serving thread
-        this.options.taskStore.renewReads();
-        planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, (task) => payloadSize(task, this.options.updateFilePath));
-        if (planned && this.gate) planned = this.gate(planned);
+        planned = this.plan();
       } catch (error) {
         this.options.log('error', `could not plan the next batch: ${(error as Error).message}`);
         planned = null;
@@ -211,6 +208,24 @@ export class Scheduler extends EventEmitter implements WriteSide {
       }
       // Let HTTP requests through between batches.
       await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** The next batch the queue holds (as the gate lets it through), or null. */
+  private plan(): PlannedBatch | null {
+    // the tasks a wake-up announces were committed by the serving thread
+    this.options.taskStore.renewReads();
+    const planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, (task) => payloadSize(task, this.options.updateFilePath));
+    return planned && this.gate ? this.gate(planned) : planned;
+  }
+
+  /** Whether a batch is waiting now (for a stopped scheduler: would a start process one?). */
+  hasWork(): boolean {
+    try {
+      return this.plan() !== null;
+    } catch {
+      // a queue that cannot be read: let whoever asks start a scheduler that will say why
+      return true;
     }
   }
 

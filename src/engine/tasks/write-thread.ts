@@ -12,6 +12,14 @@
  * cancelations, and re-emits the batch events. The task queue itself lives in LMDB, so nothing
  * acknowledged depends on a message: if the worker dies, a new one recovers the tasks that were
  * `processing` (they go back to `enqueued`) and carries on.
+ *
+ * Under a memory limit (see thread-heaps.ts) the worker also ends once the queue has been idle
+ * for IDLE_END_MS, and the next task starts another (some 100-300 ms: it opens its engine). A
+ * build leaves the worker's V8 heap and its native buffers (the extraction's tables, LMDB's dirty
+ * pages) at their peak; garbage collection frees them but neither V8 nor glibc hands that memory
+ * back to the system while the thread lives, and inside a container every megabyte kept is one
+ * fewer for the index's pages that searches read (bench/README.md, "Memory in a container").
+ * Ending the thread returns its heap whole.
  */
 import { EventEmitter } from 'node:events';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
@@ -36,6 +44,8 @@ export interface WriteThreadData {
   logFilters: string[];
   /** The serving thread's outbound address policy (`AddressPolicy.spec`), for embedders and webhooks. */
   outboundPolicy?: string;
+  /** Started again in the same process (see EngineOptions.resumeWriter): no start-up clean-up. */
+  resumed?: boolean;
 }
 
 /** The operations options that reach the worker (those of `OpsOptions` that are plain data). */
@@ -51,7 +61,8 @@ export type ToWriteThread =
   | { type: 'wake' }
   | { type: 'abort'; uids: number[] }
   | { type: 'stop'; abort: boolean }
-  | { type: 'close'; abort: boolean }
+  /** `idle`: the write side ends because the queue is idle; the reply says whether tasks are waiting. */
+  | { type: 'close'; abort: boolean; idle?: boolean }
   | { type: 'operations'; options: PortableOpsOptions }
   | { type: 'outboundPolicy'; spec: string }
   | { type: 'logFilters'; specs: string[] };
@@ -69,7 +80,7 @@ export type FromWriteThread =
   /** Embedder calls made since the last report, for /metrics (see embedders/call-counts.ts). */
   | { type: 'embedderCalls'; counts: EmbedderCallCounts }
   | { type: 'stopped' }
-  | { type: 'closed' };
+  | { type: 'closed'; pending?: boolean };
 
 export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolicy' | 'logFilters'> {
   log: (level: WriteLogLevel, message: string) => void;
@@ -79,9 +90,20 @@ export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolic
   logEvent: (event: LogEvent) => void;
   /** Runs before the `batchFinished` listeners: the reader drops what the batch made stale. */
   beforeBatchFinished?: (event: BatchFinished) => void;
+  /**
+   * End the worker after this many milliseconds with no batch and no task registered, and start
+   * one again on the next task; null: keep it. Default: IDLE_END_MS under a memory limit below
+   * AMPLE_MEMORY (when the threads' heaps are bounded, see thread-heaps.ts), else null.
+   */
+  idleEndMs?: number | null;
+  /** Runs when an idle worker has ended (the serving thread may collect its own garbage then). */
+  afterIdleEnd?: () => void;
 }
 
 const SCRIPT = workerScriptUrl(import.meta.url, './write-thread.worker.js');
+
+/** How long the queue stays idle, under a memory limit, before the worker ends. */
+export const IDLE_END_MS = 1000;
 
 /** Restart delays after the worker died, doubling up to the last. */
 const RESTART_DELAYS_MS = [100, 200, 400, 800, 1600, 3200, 6400, 12_800, 25_600];
@@ -98,9 +120,18 @@ export class WriteThread extends EventEmitter implements WriteSide {
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly unfollowPolicy: () => void;
   private readonly unfollowLogFilters: () => void;
+  private readonly idleEndMs: number | null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** The worker was asked to end because the queue was idle; `revive`: something happened since that needs a worker. */
+  private retiring: { revive: boolean } | null = null;
+  /** A worker was started before (a later one skips the start-up clean-up). */
+  private booted = false;
+  /** The current worker has opened its engine (it may be asked to end when idle). */
+  private ready = false;
 
   private constructor(private readonly options: WriteThreadOptions) {
     super();
+    this.idleEndMs = options.idleEndMs !== undefined ? options.idleEndMs : workerHeapLimits('write') ? IDLE_END_MS : null;
     this.unfollowPolicy = onOutboundPolicyChange((policy) => this.post({ type: 'outboundPolicy', spec: policy.spec }));
     this.unfollowLogFilters = options.followLogFilters ? onFiltersChange(() => this.post({ type: 'logFilters', specs: options.logFilters() })) : () => {};
   }
@@ -119,18 +150,23 @@ export class WriteThread extends EventEmitter implements WriteSide {
       logLevel: this.options.logLevel,
       outboundPolicy: outboundPolicy().spec,
       logFilters: this.options.logFilters(),
+      resumed: this.booted,
     };
+    this.booted = true;
     // one process, one environment: variables set later (tests, embedder keys) reach the worker too
     const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV, resourceLimits: workerHeapLimits('write') });
     this.worker = worker;
+    this.ready = false;
     return new Promise<void>((resolve, reject) => {
       let booted = false;
       worker.on('message', (message: FromWriteThread) => {
         if (message.type === 'ready') {
           booted = true;
+          this.ready = true;
           this.restarts = 0;
           if (this.operations) this.post({ type: 'operations', options: this.operations });
           if (this.started) this.post({ type: 'start' });
+          this.armIdleEnd();
           resolve();
         } else if (message.type === 'initFailed') {
           reject(new SearchError(message.code, message.message));
@@ -144,10 +180,45 @@ export class WriteThread extends EventEmitter implements WriteSide {
         if (this.worker !== worker) return;
         this.worker = null;
         this.current = null;
+        const retired = this.retiring;
+        this.retiring = null;
+        // a worker that is gone is stopped
+        for (const ack of this.stopAcks.splice(0)) ack();
         if (!booted) return reject(new SearchError('internal', `The write thread exited (code ${code}) before it was ready.`));
-        if (!this.closing) this.restartLater(code);
+        if (this.closing) return;
+        if (!retired) return this.restartLater(code);
+        this.options.afterIdleEnd?.();
+        if (retired.revive) this.revive();
       });
     });
+  }
+
+  /**
+   * (Re)start the idle timer: the worker ends if nothing happens for idleEndMs. Every batch event
+   * and every wake-up restarts it, so the worker is asked to end only when it has planned no
+   * batch since the last task was registered; a batch it starts meanwhile still finishes (the
+   * end is a graceful close), and anything that happens while it ends starts another.
+   */
+  private armIdleEnd(): void {
+    if (this.idleEndMs === null || this.closing || !this.ready) return;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (!this.worker || !this.ready || this.retiring || this.current || this.closing) return;
+      this.retiring = { revive: false };
+      this.post({ type: 'close', abort: false, idle: true });
+    }, this.idleEndMs);
+    this.idleTimer.unref();
+  }
+
+  /** Work came after the worker ended (or while it was ending): start another. */
+  private revive(): void {
+    if (this.retiring) {
+      this.retiring.revive = true;
+      return;
+    }
+    if (this.worker || this.closing || this.restartTimer) return;
+    this.boot().catch((error: Error) => this.options.log('error', `could not start the write thread again: ${error.message}`));
   }
 
   /** The worker died (a bug, or memory): start another; it puts the interrupted batch back in the queue. */
@@ -175,15 +246,18 @@ export class WriteThread extends EventEmitter implements WriteSide {
         this.operationsAcks.shift()?.();
         break;
       case 'batchStarted':
+        if (this.retiring) this.retiring.revive = true;
         this.current = message.event;
         this.emit('batchStarted', message.event);
         break;
       case 'batchAborted':
         this.current = null;
+        this.armIdleEnd();
         this.emit('batchAborted', message.event);
         break;
       case 'batchFinished':
         this.current = null;
+        this.armIdleEnd();
         this.options.beforeBatchFinished?.(message.event);
         this.emit('batchFinished', message.event);
         break;
@@ -192,6 +266,13 @@ export class WriteThread extends EventEmitter implements WriteSide {
         break;
       case 'stopped':
         this.stopAcks.shift()?.();
+        break;
+      case 'closed':
+        // an idle worker ended: its engine is closed, nothing of it is needed
+        if (this.retiring && !this.closing) {
+          if (message.pending) this.retiring.revive = true;
+          void this.worker?.terminate();
+        }
         break;
       default:
         break;
@@ -206,11 +287,16 @@ export class WriteThread extends EventEmitter implements WriteSide {
     if (this.started) return;
     this.started = true;
     this.stopping = null;
-    this.post({ type: 'start' });
+    if (this.worker && !this.retiring) this.post({ type: 'start' });
+    // an ended worker's successor starts processing once it is ready
+    else this.revive();
   }
 
   wake(): void {
-    this.post({ type: 'wake' });
+    if (this.worker && !this.retiring) {
+      this.armIdleEnd();
+      this.post({ type: 'wake' });
+    } else if (this.started) this.revive();
   }
 
   get isProcessing(): boolean {
@@ -259,6 +345,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
     this.unfollowPolicy();
     this.unfollowLogFilters();
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const worker = this.worker;
     if (!worker) return;
     await new Promise<void>((resolve) => {

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
       writer: 'inline',
       // the serving thread holds the process's lock on the directory
       lock: false,
+      resumeWriter: data.resumed === true,
     });
   } catch (error) {
     const searchError = toSearchError(error);
@@ -95,9 +96,15 @@ async function main(): Promise<void> {
         break;
       case 'close':
         void (async () => {
+          let pending = false;
+          if (message.idle) {
+            // ended because idle: a task registered meanwhile needs the next thread
+            await engine.inlineScheduler!.stop();
+            pending = engine.inlineScheduler!.hasWork();
+          }
           await engine.close({ abort: message.abort });
           await ops.close();
-          post({ type: 'closed' });
+          post({ type: 'closed', pending });
           port.close();
         })();
         break;

@@ -1,0 +1,114 @@
+/**
+ * `search serve` inside a memory limit runs itself again with glibc's allocator settings
+ * (src/cli/allocator-settings.ts). The test machine has no limit: SEARCH_MALLOC_TUNING=on asks
+ * for the re-run anyway. What must hold: the serving process has GLIBC_TUNABLES, arguments,
+ * output, exit codes and signals are those of a direct run, and the child does not outlive the
+ * parent.
+ */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, describe, expect, test } from 'vitest';
+import { MALLOC_TUNABLES } from '../../src/cli/allocator-settings.js';
+import { BIN, json, killAll, serve, waitTask } from './serve-process.js';
+
+const ON = { PATH: process.env.PATH ?? '', SEARCH_MALLOC_TUNING: 'on' };
+const linux = process.platform === 'linux';
+
+afterEach(killAll);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The pids of `pid`'s children (Linux). */
+function children(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** A process's command line ('' once it has exited). */
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function environ(pid: number): Record<string, string> {
+  return Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}
+
+describe.skipIf(!linux)('serve under a memory limit runs again with the allocator settings', () => {
+  test('the serving process has GLIBC_TUNABLES and the flags; SIGTERM to the command shuts it down cleanly with exit 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
+    const served = await serve(['--log-level', 'info', '--db-path', join(dir, 'db.ms'), '--master-key', 'a-master-key-of-16-bytes-or-more'], ON);
+    const [child] = children(served.process.pid!);
+    expect(child).toBeDefined();
+    // glibc cuts the variable at its first ':' in place as it parses it: the start says enough
+    expect(MALLOC_TUNABLES.startsWith(environ(child!).GLIBC_TUNABLES!)).toBe(true);
+    expect(environ(child!).GLIBC_TUNABLES).toMatch(/^glibc\.malloc\./);
+    expect(environ(served.process.pid!).GLIBC_TUNABLES).toBeUndefined();
+    // the flags reached the child: its database path and its key
+    expect(served.output()).toContain(`Database path:       ${join(dir, 'db.ms')}`);
+    expect((await json(`${served.url}/indexes`)).status).toBe(401);
+    const auth = { authorization: 'Bearer a-master-key-of-16-bytes-or-more', 'content-type': 'application/json' };
+    const added = await json(`${served.url}/indexes/docs/documents`, { method: 'POST', headers: auth, body: JSON.stringify([{ id: 1 }]) });
+    expect(added.status).toBe(202);
+    const deadline = Date.now() + 60_000;
+    let status = '';
+    while (Date.now() < deadline && !['succeeded', 'failed'].includes(status)) {
+      status = (await json(`${served.url}/tasks/${added.body.taskUid}`, { headers: auth })).body.status;
+      await sleep(50);
+    }
+    expect(status).toBe('succeeded');
+
+    served.process.kill('SIGTERM');
+    const exit = await served.process;
+    expect(exit.exitCode).toBe(0);
+    expect(served.output()).toContain('Received SIGTERM: shutting down.');
+    expect(existsSync(`/proc/${child}`)).toBe(false);
+  }, 120_000);
+
+  test('an invalid flag: the same message and exit code as a direct run', async () => {
+    const direct = await execa('node', [BIN, 'serve', '--env', 'staging'], { reject: false, env: { SEARCH_MALLOC_TUNING: 'off' } });
+    const again = await execa('node', [BIN, 'serve', '--env', 'staging'], { reject: false, env: ON, extendEnv: false });
+    expect(direct.exitCode).not.toBe(0);
+    expect(again.exitCode).toBe(direct.exitCode);
+    expect(again.stderr).toBe(direct.stderr);
+  }, 60_000);
+
+  test('SIGKILL of the command ends the serving process too; the database opens again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
+    const args = ['--log-level', 'off', '--db-path', join(dir, 'db.ms')];
+    const served = await serve(args, ON);
+    const [child] = children(served.process.pid!);
+    served.process.kill('SIGKILL');
+    expect((await served.process).signal).toBe('SIGKILL');
+    const until = Date.now() + 10_000;
+    while (existsSync(`/proc/${child}`) && Date.now() < until) await sleep(50);
+    expect(existsSync(`/proc/${child}`)).toBe(false);
+    const second = await serve(args, ON);
+    const added = await json(`${second.url}/indexes/docs/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"id":1}]' });
+    expect((await waitTask(second.url, added.body.taskUid)).status).toBe('succeeded');
+  }, 120_000);
+
+  test('the child killed by a signal: the command dies of the same signal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
+    const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], ON);
+    const [child] = children(served.process.pid!);
+    process.kill(child!, 'SIGKILL');
+    expect((await served.process).signal).toBe('SIGKILL');
+  }, 120_000);
+
+  test('not re-run when GLIBC_TUNABLES is set or SEARCH_MALLOC_TUNING=off', async () => {
+    for (const env of [{ ...ON, GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' }, { ...ON, SEARCH_MALLOC_TUNING: 'off' }]) {
+      const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
+      const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], env);
+      expect(children(served.process.pid!).filter((pid) => /node/.test(cmdline(pid)))).toEqual([]);
+      // serving (a SIGTERM right at the banner can come before the handler is in place)
+      expect((await json(`${served.url}/health`)).status).toBe(200);
+      served.process.kill('SIGTERM');
+      expect((await served.process).exitCode).toBe(0);
+    }
+  }, 120_000);
+});
