@@ -124,6 +124,7 @@ export interface EngineOptions {
    * After opening, load each index's vector graphs in the background, so that the first search
    * finds them in memory (default: true in the thread that answers searches, that is without
    * `searchThreads` and not as the write thread; `writer: 'inline'` engines default to false).
+   * Such an engine also warms each index a commit changed (see `warmAfterCommit`).
    */
   warm?: boolean;
 }
@@ -209,7 +210,8 @@ export class Engine {
       throw error;
     }
     if (options.autoProcess !== false) engine.scheduler.start();
-    if (options.warm ?? (!options.searchThreads && options.writer !== 'inline')) void engine.warm();
+    engine.warms = options.warm ?? (!options.searchThreads && options.writer !== 'inline');
+    if (engine.warms) void engine.warm();
     return engine;
   }
 
@@ -256,6 +258,68 @@ export class Engine {
         }
   }
 
+  /** Whether this engine answers searches itself and warms its indexes (see `EngineOptions.warm`). */
+  private warms = false;
+  /** The commit of each index when it was last warmed after one (see `warmAfterCommit`). */
+  private readonly warmedAt = new WeakMap<object, number>();
+  private warmingAfterCommit = false;
+  /** A commit arrived while warming: start over with what it changed. */
+  private commitWhileWarming = false;
+
+  /**
+   * After a commit, run the loading warm-up searches (see `warm`) on each index whose commit
+   * changed, one per turn of the event loop, off any request's path: the first search after a
+   * commit otherwise reloads the index's word dictionary and vocabulary (tens of milliseconds on
+   * the movies) and reads the new pages, and on a fresh server the first searches of an index
+   * are its first searches at all, in code V8 has not optimized yet. Several commits in a row
+   * warm once, after the last.
+   */
+  private warmAfterCommit(): void {
+    if (!this.warms || this.closed) return;
+    if (this.warmingAfterCommit) {
+      this.commitWhileWarming = true;
+      return;
+    }
+    this.warmingAfterCommit = true;
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    void (async () => {
+      try {
+        do {
+          this.commitWhileWarming = false;
+          await turn();
+          for (const uid of this.indexes.uids()) {
+            if (this.closed || this.commitWhileWarming) break;
+            await this.warmIndexAfterCommit(uid, turn);
+          }
+        } while (this.commitWhileWarming && !this.closed);
+      } finally {
+        this.warmingAfterCommit = false;
+      }
+    })();
+  }
+
+  private async warmIndexAfterCommit(uid: string, turn: () => Promise<unknown>): Promise<void> {
+    try {
+      if (!this.indexes.exists(uid)) return;
+      const index = this.indexes.get(uid);
+      const commit = index.store.commit;
+      if (this.warmedAt.get(index) === commit) return;
+      this.warmedAt.set(index, commit);
+      for (const body of warmQueries(index).slice(0, WARM_LOADING_QUERIES)) {
+        await turn();
+        if (this.closed || this.commitWhileWarming) {
+          // not finished: the next pass warms it again, whatever the next commit changed
+          this.warmedAt.delete(index);
+          return;
+        }
+        await this.answer({ kind: 'search', uid, body });
+      }
+    } catch (error) {
+      // a deleted or unreadable index fails its own searches with the reason
+      this.log('debug', `warming index \`${uid}\` after a commit: ${(error as Error).message}`);
+    }
+  }
+
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */
   private inlineWriteSide(options: EngineOptions): Scheduler {
     this.indexes.removeOrphans();
@@ -298,6 +362,7 @@ export class Engine {
     noteForeignCommit();
     this.searchThreads?.noteCommit();
     this.indexes.closeUnmapped().catch((error: Error) => this.log('warn', `could not close a deleted index: ${error.message}`));
+    this.warmAfterCommit();
   }
 
   /** Whatever processes the task queue: this thread's scheduler, or the write thread's mirror. */
