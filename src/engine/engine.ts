@@ -237,7 +237,9 @@ export class Engine {
           if (this.closed) return;
           await searchWithVectors(index, body);
         }
-        keyword.push({ uid, bodies: warmQueries(index) });
+        const bodies = warmQueries(index);
+        if (bodies.length > 0) this.fullyWarmed.add(index);
+        keyword.push({ uid, bodies });
       } catch (error) {
         // an index that cannot be read now fails its first search with the reason instead
         this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
@@ -262,6 +264,8 @@ export class Engine {
   private warms = false;
   /** The commit of each index when it was last warmed after one (see `warmAfterCommit`). */
   private readonly warmedAt = new WeakMap<object, number>();
+  /** Indexes that had all their warm-up searches (at open or after a commit). */
+  private readonly fullyWarmed = new WeakSet<object>();
   private warmingAfterCommit = false;
   /** A commit arrived while warming: start over with what it changed. */
   private commitWhileWarming = false;
@@ -298,6 +302,12 @@ export class Engine {
     })();
   }
 
+  /**
+   * An index a commit changed: its loading warm-up searches (dropped when a newer commit arrives,
+   * the next pass runs them on it). The first time an index has words, all its warm-up searches
+   * within WARM_KEYWORD_BUDGET_MS, as `warm` gives each index at open, whatever commits follow:
+   * on a fresh server that is what lets V8 optimize the search code before users' first searches.
+   */
   private async warmIndexAfterCommit(uid: string, turn: () => Promise<unknown>): Promise<void> {
     try {
       if (!this.indexes.exists(uid)) return;
@@ -305,11 +315,16 @@ export class Engine {
       const commit = index.store.commit;
       if (this.warmedAt.get(index) === commit) return;
       this.warmedAt.set(index, commit);
-      for (const body of warmQueries(index).slice(0, WARM_LOADING_QUERIES)) {
+      const bodies = warmQueries(index);
+      const full = bodies.length > 0 && !this.fullyWarmed.has(index);
+      if (full) this.fullyWarmed.add(index);
+      const started = performance.now();
+      for (const body of full ? bodies : bodies.slice(0, WARM_LOADING_QUERIES)) {
         await turn();
-        if (this.closed || this.commitWhileWarming) {
+        if (this.closed) return;
+        if (full ? performance.now() - started > WARM_KEYWORD_BUDGET_MS : this.commitWhileWarming) {
           // not finished: the next pass warms it again, whatever the next commit changed
-          this.warmedAt.delete(index);
+          if (!full) this.warmedAt.delete(index);
           return;
         }
         await this.answer({ kind: 'search', uid, body });
