@@ -90,3 +90,49 @@ describe('engine warm-up at open', () => {
     }
   });
 });
+
+describe('engine warm-up after a commit', () => {
+  it('answers searches during and after it as an engine that does not warm', async () => {
+    const { engine: cold, dbPath: coldPath } = await tempEngine({ warm: false });
+    dirs.push(coldPath);
+    const warmPath = `${coldPath}-warm`;
+    dirs.push(warmPath);
+    const warmed = await Engine.open({ dbPath: warmPath, logLevel: 'off', warm: true });
+    try {
+      for (const engine of [cold, warmed]) {
+        const task = await engine.addDocuments('movies', MOVIES.slice(0, 3), { primaryKey: 'id' });
+        expect((await engine.waitForTask(task.taskUid)).status).toBe('succeeded');
+      }
+      // the warm-up of the first commit is under way: searches interleave with it
+      expect(await answers(warmed)).toEqual(await answers(cold));
+      for (const engine of [cold, warmed]) {
+        const task = await engine.addDocuments('movies', MOVIES.slice(3), { primaryKey: 'id' });
+        expect((await engine.waitForTask(task.taskUid)).status).toBe('succeeded');
+      }
+      expect(await answers(warmed)).toEqual(await answers(cold));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await answers(warmed)).toEqual(await answers(cold));
+    } finally {
+      await cold.close();
+      await warmed.close();
+    }
+  });
+
+  it('lets an index be deleted and the engine close while it warms', async () => {
+    const { engine, dbPath } = await tempEngine({ warm: true });
+    dirs.push(dbPath);
+    const added = await engine.addDocuments('movies', MOVIES, { primaryKey: 'id' });
+    expect((await engine.waitForTask(added.taskUid)).status).toBe('succeeded');
+    const deleted = await engine.deleteIndex('movies');
+    expect((await engine.waitForTask(deleted.taskUid)).status).toBe('succeeded');
+    const again = await engine.addDocuments('movies', MOVIES.slice(0, 2), { primaryKey: 'id' });
+    expect((await engine.waitForTask(again.taskUid)).status).toBe('succeeded');
+    await engine.close();
+    const reopened = await Engine.open({ dbPath, logLevel: 'off', warm: false });
+    try {
+      expect(reopened.indexStats('movies').numberOfDocuments).toBe(2);
+    } finally {
+      await reopened.close();
+    }
+  });
+});

@@ -189,8 +189,13 @@ export function entryExactness(raw: Uint8Array, wanted: readonly number[]): numb
   while (c.nextField()) {
     const n = c.n;
     let from = 0;
+    // each position read once: this runs over every word of the documents a last bucket holds
+    let previous = n > 0 ? c.position(0) : 0;
     for (let i = 1; i <= n; i++) {
-      if (i === n || c.position(i) - c.position(i - 1) >= VALUE_GAP) {
+      const position = i < n ? c.position(i) : 0;
+      const boundary = i === n || position - previous >= VALUE_GAP;
+      previous = position;
+      if (boundary) {
         if (i - from >= m) {
           let ok = true;
           for (let k = 0; k < m && ok; k++) ok = c.id(from + k) === wanted[k];
