@@ -39,6 +39,7 @@ import { warmQueries } from './search/warm-queries.js';
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
+import { searchMetadata, type SearchMetadata } from './search/metadata.js';
 import { readUpdateFile, UPDATE_FILE_EXTENSION, writeUpdateFile } from './index/payload.js';
 import { persistPayload } from './index/intake.js';
 import { noteForeignCommit } from './index/store.js';
@@ -884,17 +885,33 @@ export class Engine {
     return responseBytes(response);
   }
 
-  private read(request: SearchRequest): Promise<unknown> {
+  private async read(request: SearchRequest): Promise<unknown> {
     switch (request.kind) {
-      case 'search':
-        return this.search(request.uid, request.body, { foreignIndexes: request.foreignIndexes, serialized: true });
+      case 'search': {
+        const response = await this.search(request.uid, request.body, { foreignIndexes: request.foreignIndexes, serialized: true });
+        return request.includeMetadata ? { ...response, metadata: this.queryMetadata(request.uid) } : response;
+      }
       case 'facetSearch':
         return this.facetSearch(request.uid, request.body);
       case 'similar':
         return this.similar(request.uid, request.body, request);
-      case 'multiSearch':
-        return this.multiSearch(request.body, request);
+      case 'multiSearch': {
+        const response = await this.multiSearch(request.body, request);
+        return request.includeMetadata ? this.withMultiSearchMetadata(response, request.body) : response;
+      }
     }
+  }
+
+  /** A query's `metadata` (the `Meili-Include-Metadata` header); `query` is given in federated answers only. */
+  private queryMetadata(uid: string, query?: string): SearchMetadata {
+    return searchMetadata(uid, this.indexes.get(uid).store.primaryKey, query);
+  }
+
+  /** Each result's metadata, or in a federated answer one entry per query (the body was valid: it was answered). */
+  private withMultiSearchMetadata(response: MultiSearchResponse, body: unknown): unknown {
+    if ('results' in response) return { results: response.results.map((result) => ({ ...result, metadata: this.queryMetadata(result.indexUid) })) };
+    const queries = (body as { queries: Array<{ indexUid: string; q?: unknown }> }).queries;
+    return { ...response, metadata: queries.map((q) => this.queryMetadata(q.indexUid, typeof q.q === 'string' ? q.q : undefined)) };
   }
 
   // --- dynamic search rules -------------------------------------------------------------------

@@ -31,6 +31,8 @@ export type SearchRequest = (
   queuedAt?: number;
   /** The foreign-key indexes whose documents the caller may receive in hits (see foreign-keys.ts); undefined: all. */
   foreignIndexes?: string[];
+  /** Answer each query's `metadata` (search and multi-search; see search/metadata.ts). */
+  includeMetadata?: boolean;
 };
 
 export interface SearchThreadData {

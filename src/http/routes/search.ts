@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { foreignIndexUids } from '../../engine/search/foreign-keys.js';
 import type { Settings } from '../../engine/settings/types.js';
 import type { SearchRequest } from '../../engine/search/search-threads.js';
+import { wantsMetadata } from '../../engine/search/metadata.js';
 import type { HttpEngine } from '../engine-port.js';
 import { readJsonBody } from '../json-body.js';
 import { boolParam, checkKnownParams, floatParam, listParam, paramError, uintParam } from '../query-params.js';
@@ -123,11 +124,6 @@ export function queryToBody(query: QueryParams, family: 'search' | 'similar'): R
 }
 
 /**
- * Answer a search request. An engine that serializes answers itself (in its search threads when
- * it has some) hands back the body as UTF-8 JSON, sent as it is; otherwise fastify serializes the
- * object the matching method returns.
- */
-/**
  * The foreign-key indexes of the searched indexes whose documents this request may receive in
  * hits: those the key (or tenant token) may read without a tenant filter of their own. Undefined
  * when every index is readable. An index that does not exist is left to the search to report.
@@ -155,6 +151,14 @@ function queriedIndexes(body: unknown): string[] {
   if (!Array.isArray(queries)) return [];
   return queries.flatMap((q) => (typeof (q as { indexUid?: unknown } | null)?.indexUid === 'string' ? [(q as { indexUid: string }).indexUid] : []));
 }
+
+/**
+ * Answer a search request. An engine that serializes answers itself (in its search threads when
+ * it has some) hands back the body as UTF-8 JSON, sent as it is; otherwise fastify serializes the
+ * object the matching method returns.
+ */
+/** The reference's request header that asks for each query's `metadata` (search/metadata.ts). */
+const METADATA_HEADER = 'meili-include-metadata';
 
 function answerer(engine: HttpEngine): (reply: FastifyReply, request: SearchRequest) => unknown {
   return (reply, request) => {
@@ -188,6 +192,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
           uid: indexUid,
           body: restrictSearchBody(request, indexUid, queryToBody(query, 'search')),
           foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+          includeMetadata: wantsMetadata(request.headers[METADATA_HEADER]),
         }),
     });
     addRoute(app, {
@@ -201,6 +206,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
           uid: indexUid,
           body: restrictSearchBody(request, indexUid, readJsonBody(request)),
           foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+          includeMetadata: wantsMetadata(request.headers[METADATA_HEADER]),
         });
       },
     });
@@ -215,7 +221,12 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
         const raw = readJsonBody(request);
         checkMultiSearchSize(request, raw);
         const body = restrictMultiSearchBody(request, raw);
-        return answer(reply, { kind: 'multiSearch', body, foreignIndexes: readableForeignIndexes(engine, request, queriedIndexes(body)) });
+        return answer(reply, {
+          kind: 'multiSearch',
+          body,
+          foreignIndexes: readableForeignIndexes(engine, request, queriedIndexes(body)),
+          includeMetadata: wantsMetadata(request.headers[METADATA_HEADER]),
+        });
       },
     });
   }
@@ -241,6 +252,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
           uid: indexUid,
           body: restrictSearchBody(request, indexUid, queryToBody(query, 'similar')),
           foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+          includeMetadata: wantsMetadata(request.headers[METADATA_HEADER]),
         }),
     });
     addRoute(app, {
@@ -254,6 +266,7 @@ export function searchRoutes(app: FastifyInstance, engine: HttpEngine): void {
           uid: indexUid,
           body: restrictSearchBody(request, indexUid, readJsonBody(request)),
           foreignIndexes: readableForeignIndexes(engine, request, [indexUid]),
+          includeMetadata: wantsMetadata(request.headers[METADATA_HEADER]),
         });
       },
     });
