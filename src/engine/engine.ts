@@ -313,7 +313,7 @@ export class Engine {
         if (!this.indexes.exists(uid)) continue;
         const index = this.indexes.get(uid);
         const bodies = warmQueries(index);
-        if (bodies.length > 0) this.fullyWarmed.add(index);
+        if (bodies.length > 0) this.codeWarmed = true;
         keyword.push({ uid, bodies });
       } catch (error) {
         this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
@@ -338,8 +338,11 @@ export class Engine {
   private warms = false;
   /** The commit of each index when it was last warmed after one (see `warmAfterCommit`). */
   private readonly warmedAt = new WeakMap<object, number>();
-  /** Indexes that had all their warm-up searches (at open or after a commit). */
-  private readonly fullyWarmed = new WeakSet<object>();
+  /**
+   * Some index had all its warm-up searches (at open or after a commit): V8 has optimized the
+   * search code, which serves every index, so later indexes get only their loading searches.
+   */
+  private codeWarmed = false;
   private warmingAfterCommit = false;
   /** A commit arrived while warming: start over with what it changed. */
   private commitWhileWarming = false;
@@ -378,9 +381,10 @@ export class Engine {
 
   /**
    * An index a commit changed: its loading warm-up searches (dropped when a newer commit arrives,
-   * the next pass runs them on it). The first time an index has words, all its warm-up searches
-   * within WARM_KEYWORD_BUDGET_MS, as `warm` gives each index at open, whatever commits follow:
-   * on a fresh server that is what lets V8 optimize the search code before users' first searches.
+   * the next pass runs them on it). On an engine that has not yet warmed any index whole (a fresh
+   * server), the first index with words gets all its warm-up searches within
+   * WARM_KEYWORD_BUDGET_MS, whatever commits follow: that lets V8 optimize the search code before
+   * users' first searches; the code is shared, so later indexes need only their loading searches.
    */
   private async warmIndexAfterCommit(uid: string, turn: () => Promise<unknown>): Promise<void> {
     try {
@@ -390,8 +394,8 @@ export class Engine {
       if (this.warmedAt.get(index) === commit) return;
       this.warmedAt.set(index, commit);
       const bodies = warmQueries(index);
-      const full = bodies.length > 0 && !this.fullyWarmed.has(index);
-      if (full) this.fullyWarmed.add(index);
+      const full = bodies.length > 0 && !this.codeWarmed;
+      if (full) this.codeWarmed = true;
       const started = performance.now();
       for (const body of full ? bodies : bodies.slice(0, WARM_LOADING_QUERIES)) {
         await turn();

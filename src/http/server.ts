@@ -61,8 +61,9 @@ function stderrLine(message: string): void {
  * is built, so that a request nobody listens for costs one comparison.
  */
 function logRequests(app: FastifyInstance): void {
-  app.addHook('onResponse', async (request, reply) => {
-    if (!logEnabled('search::http', 'info')) return;
+  // a callback hook, not an async one: a request nobody logs costs no promise
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!logEnabled('search::http', 'info')) return done();
     const durationMs = reply.elapsedTime;
     const url = loggableUrl(request.url);
     const query = url.indexOf('?');
@@ -82,6 +83,7 @@ function logRequests(app: FastifyInstance): void {
       },
       { name: 'HTTP request', id: newSpanId(), start: nowMs() - durationMs, durationMs },
     );
+    done();
   });
 }
 
