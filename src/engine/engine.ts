@@ -147,6 +147,14 @@ export interface EngineOptions {
    */
   warmWaitMs?: number;
   /**
+   * After commits, until some index has had its whole warm-up, give the first index with words
+   * all its warm-up searches (WARM_KEYWORD_BUDGET_MS at most) rather than its loading ones only,
+   * so that V8 optimizes the search code before users' first searches on a fresh server (default
+   * false: the search threads of a server set it; elsewhere it would cost every short-lived
+   * engine seconds of CPU).
+   */
+  warmCodeAfterCommit?: boolean;
+  /**
    * How long the write thread may sit idle (no batch, no task registered) before it ends, giving
    * its memory back; the next task starts another. Default: 1000 ms under a memory limit below
    * 4 GiB (see tasks/write-thread.ts), else never (null).
@@ -249,6 +257,7 @@ export class Engine {
     }
     if (options.autoProcess !== false) engine.scheduler.start();
     engine.warms = options.warm ?? (!options.searchThreads && options.writer !== 'inline');
+    engine.warmsCode = options.warmCodeAfterCommit === true;
     if (engine.warms) await engine.warm(options.warmWaitMs ?? WARM_OPEN_WAIT_MS);
     return engine;
   }
@@ -343,6 +352,8 @@ export class Engine {
    * search code, which serves every index, so later indexes get only their loading searches.
    */
   private codeWarmed = false;
+  /** `EngineOptions.warmCodeAfterCommit`. */
+  private warmsCode = false;
   private warmingAfterCommit = false;
   /** A commit arrived while warming: start over with what it changed. */
   private commitWhileWarming = false;
@@ -381,8 +392,8 @@ export class Engine {
 
   /**
    * An index a commit changed: its loading warm-up searches (dropped when a newer commit arrives,
-   * the next pass runs them on it). On an engine that has not yet warmed any index whole (a fresh
-   * server), the first index with words gets all its warm-up searches within
+   * the next pass runs them on it). With `warmCodeAfterCommit`, on an engine that has not yet
+   * warmed any index whole (a fresh server), the first index with words gets all its warm-up searches within
    * WARM_KEYWORD_BUDGET_MS, whatever commits follow: that lets V8 optimize the search code before
    * users' first searches; the code is shared, so later indexes need only their loading searches.
    */
@@ -394,7 +405,7 @@ export class Engine {
       if (this.warmedAt.get(index) === commit) return;
       this.warmedAt.set(index, commit);
       const bodies = warmQueries(index);
-      const full = bodies.length > 0 && !this.codeWarmed;
+      const full = this.warmsCode && bodies.length > 0 && !this.codeWarmed;
       if (full) this.codeWarmed = true;
       const started = performance.now();
       for (const body of full ? bodies : bodies.slice(0, WARM_LOADING_QUERIES)) {
