@@ -136,7 +136,7 @@ export interface EngineOptions {
    * for that, `warmWaitMs` at most), then keyword warm-up searches in the background, so that the
    * first search finds what it needs loaded and compiled (default: true in the thread that answers searches, that is without
    * `searchThreads` and not as the write thread; `writer: 'inline'` engines default to false).
-   * Such an engine also warms each index a commit changed (see `warmAfterCommit`).
+   * With `warmAfterCommit` it also warms each index a commit changed.
    */
   warm?: boolean;
   /**
@@ -147,13 +147,14 @@ export interface EngineOptions {
    */
   warmWaitMs?: number;
   /**
-   * After commits, until some index has had its whole warm-up, give the first index with words
-   * all its warm-up searches (WARM_KEYWORD_BUDGET_MS at most) rather than its loading ones only,
-   * so that V8 optimizes the search code before users' first searches on a fresh server (default
-   * false: the search threads of a server set it; elsewhere it would cost every short-lived
-   * engine seconds of CPU).
+   * Warm each index a commit changed, after the last of a run of commits (default false): its
+   * loading warm-up searches, and on an engine that has not yet warmed any index whole, the first
+   * index with words gets all of them (WARM_KEYWORD_BUDGET_MS at most) so that V8 optimizes the
+   * search code before users' first searches. Off by default: in a server's search threads it
+   * made searches sent while the movies were indexed wait behind the warm-up searches (p99 34 ->
+   * 136-214 ms, bench/README.md) without a measurable gain as users type on a fresh index.
    */
-  warmCodeAfterCommit?: boolean;
+  warmAfterCommit?: boolean;
   /**
    * How long the write thread may sit idle (no batch, no task registered) before it ends, giving
    * its memory back; the next task starts another. Default: 1000 ms under a memory limit below
@@ -257,7 +258,7 @@ export class Engine {
     }
     if (options.autoProcess !== false) engine.scheduler.start();
     engine.warms = options.warm ?? (!options.searchThreads && options.writer !== 'inline');
-    engine.warmsCode = options.warmCodeAfterCommit === true;
+    engine.warmsAfterCommit = engine.warms && options.warmAfterCommit === true;
     if (engine.warms) await engine.warm(options.warmWaitMs ?? WARM_OPEN_WAIT_MS);
     return engine;
   }
@@ -352,8 +353,8 @@ export class Engine {
    * search code, which serves every index, so later indexes get only their loading searches.
    */
   private codeWarmed = false;
-  /** `EngineOptions.warmCodeAfterCommit`. */
-  private warmsCode = false;
+  /** `EngineOptions.warmAfterCommit`, on an engine that warms. */
+  private warmsAfterCommit = false;
   private warmingAfterCommit = false;
   /** A commit arrived while warming: start over with what it changed. */
   private commitWhileWarming = false;
@@ -367,7 +368,7 @@ export class Engine {
    * warm once, after the last.
    */
   private warmAfterCommit(): void {
-    if (!this.warms || this.closed) return;
+    if (!this.warmsAfterCommit || this.closed) return;
     if (this.warmingAfterCommit) {
       this.commitWhileWarming = true;
       return;
@@ -392,8 +393,8 @@ export class Engine {
 
   /**
    * An index a commit changed: its loading warm-up searches (dropped when a newer commit arrives,
-   * the next pass runs them on it). With `warmCodeAfterCommit`, on an engine that has not yet
-   * warmed any index whole (a fresh server), the first index with words gets all its warm-up searches within
+   * the next pass runs them on it). On an engine that has not yet warmed any index whole (a
+   * fresh server), the first index with words gets all its warm-up searches within
    * WARM_KEYWORD_BUDGET_MS, whatever commits follow: that lets V8 optimize the search code before
    * users' first searches; the code is shared, so later indexes need only their loading searches.
    */
@@ -405,7 +406,7 @@ export class Engine {
       if (this.warmedAt.get(index) === commit) return;
       this.warmedAt.set(index, commit);
       const bodies = warmQueries(index);
-      const full = this.warmsCode && bodies.length > 0 && !this.codeWarmed;
+      const full = bodies.length > 0 && !this.codeWarmed;
       if (full) this.codeWarmed = true;
       const started = performance.now();
       for (const body of full ? bodies : bodies.slice(0, WARM_LOADING_QUERIES)) {

@@ -97,7 +97,7 @@ describe('engine warm-up after a commit', () => {
     dirs.push(coldPath);
     const warmPath = `${coldPath}-warm`;
     dirs.push(warmPath);
-    const warmed = await Engine.open({ dbPath: warmPath, logLevel: 'off', warm: true, warmCodeAfterCommit: true });
+    const warmed = await Engine.open({ dbPath: warmPath, logLevel: 'off', warm: true, warmAfterCommit: true });
     try {
       for (const engine of [cold, warmed]) {
         const task = await engine.addDocuments('movies', MOVIES.slice(0, 3), { primaryKey: 'id' });
@@ -119,7 +119,7 @@ describe('engine warm-up after a commit', () => {
   });
 
   it('lets an index be deleted and the engine close while it warms', async () => {
-    const { engine, dbPath } = await tempEngine({ warm: true, warmCodeAfterCommit: true });
+    const { engine, dbPath } = await tempEngine({ warm: true, warmAfterCommit: true });
     dirs.push(dbPath);
     const added = await engine.addDocuments('movies', MOVIES, { primaryKey: 'id' });
     expect((await engine.waitForTask(added.taskUid)).status).toBe('succeeded');
