@@ -180,6 +180,18 @@ export interface Scored {
   dists: number[];
 }
 
+/** Empty a result heap (farthest on top, keyed by negated distance) into closest-first arrays. */
+export function drainClosestFirst(res: Heap): Scored {
+  const count = res.size;
+  const ids = new Array<number>(count);
+  const dists = new Array<number>(count);
+  for (let i = count - 1; i >= 0; i--) {
+    dists[i] = -res.topKey;
+    ids[i] = res.pop();
+  }
+  return { ids, dists };
+}
+
 /** `found` without `slot`: a slot may be in the arena already linked by a previous life, and must never link to itself. */
 function without(found: Scored, slot: number): Scored {
   if (!found.ids.includes(slot)) return found;
@@ -396,7 +408,7 @@ export class Graph {
    */
   private searchLayer(qPtr: number, ep: number, epDist: number, ef: number, level: number, mask: Uint8Array | null): Scored {
     this.walk(qPtr, ep, epDist, ef, level, mask);
-    return this.drainClosestFirst();
+    return drainClosestFirst(this.res);
   }
 
   /** `searchLayer` leaving the results in the result heap. */
@@ -448,19 +460,6 @@ export class Graph {
     }
   }
 
-  /** Empty the result heap (farthest on top, keyed by negated distance) into closest-first arrays. */
-  private drainClosestFirst(): Scored {
-    const res = this.res;
-    const count = res.size;
-    const ids = new Array<number>(count);
-    const dists = new Array<number>(count);
-    for (let i = count - 1; i >= 0; i--) {
-      dists[i] = -res.topKey;
-      ids[i] = res.pop();
-    }
-    return { ids, dists };
-  }
-
   /** The `ef` closest slots to the code at QUERY_PTR (restricted to `mask` when given), closest first. */
   search(ef: number, mask: Uint8Array | null = null): Scored {
     if (this.entry < 0) return { ids: [], dists: [] };
@@ -485,7 +484,7 @@ export class Graph {
         }
       }
     }
-    return this.drainClosestFirst();
+    return drainClosestFirst(this.res);
   }
 
   // --- insertion ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@
  * counts, lists): a view into a segment, into an overlay copy, or into a shared empty block.
  */
 import { Heap } from './heap.js';
-import { highestNode, type Scored } from './graph.js';
+import { drainClosestFirst, highestNode, type Scored } from './graph.js';
 import type { CodeMetric } from './quantizer.js';
 import { BLOCK, SHIFT } from './segments.js';
 import { Kernels, QUERY_PTR } from './simd.js';
@@ -246,7 +246,7 @@ export class MappedGraph {
     if (this.entry < 0) return { ids: [], dists: [] };
     const { node, dist } = this.descend();
     this.walk(node, dist, ef, mask);
-    return this.drain();
+    return drainClosestFirst(this.res);
   }
 
   /** Layer 0's beam search from `node`, leaving the results in the result heap. */
@@ -334,7 +334,7 @@ export class MappedGraph {
     res.clear();
     if (slots.length >= 2 * BLOCK) {
       this.scanBlocks(slots, keep);
-      return this.drain();
+      return drainClosestFirst(this.res);
     }
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i]!;
@@ -344,7 +344,7 @@ export class MappedGraph {
         if (res.size > keep) res.pop();
       }
     }
-    return this.drain();
+    return drainClosestFirst(this.res);
   }
 
   /**
@@ -391,7 +391,7 @@ export class MappedGraph {
     }
     if (n > 0) flush();
     // the walk expects the first M0 ids in place, which these are
-    return this.drain();
+    return drainClosestFirst(this.res);
   }
 
   /** Blocks a scan placed in the kernels' buffer, in order. */
@@ -475,18 +475,6 @@ export class MappedGraph {
       if (n === k.batch) flush();
     }
     flush();
-  }
-
-  private drain(): Scored {
-    const res = this.res;
-    const count = res.size;
-    const ids = new Array<number>(count);
-    const dists = new Array<number>(count);
-    for (let i = count - 1; i >= 0; i--) {
-      dists[i] = -res.topKey;
-      ids[i] = res.pop();
-    }
-    return { ids, dists };
   }
 
   /** Anonymous memory this view holds (levels, visited marks, upper layers, overlay copies are counted by the store). */

@@ -111,14 +111,14 @@ function openStream(request: StreamRequest): Readable {
     },
   };
   setSink('stream', sink);
+  streams.set(sink, body);
   // whichever comes first: DELETE (ends the body), the client leaving (fastify destroys it)
   const release = () => {
     if (getSink('stream') === sink) setSink('stream', null);
+    streams.delete(sink);
   };
   body.on('close', release);
   body.on('end', release);
-  streams.set(sink, body);
-  body.on('close', () => streams.delete(sink));
   return body;
 }
 
