@@ -6,7 +6,6 @@ import { BeamTuner } from '../../src/engine/vector/tuner.js';
 function serve(tuner: BeamTuner, size: number, searches: number, recall: number, walkMs: number, scanMs: number): number {
   let probes = 0;
   for (let i = 0; i < searches; i++) {
-    if (tuner.scans(size)) continue;
     if (tuner.probe(size)) {
       probes++;
       tuner.record(Math.round(recall * 10), 10, walkMs, scanMs);
@@ -36,12 +35,42 @@ describe('beam tuner', () => {
     expect(t.scans(50_000)).toBe(false);
   });
 
-  test('when a wider walk would cost as much as the scan, the store scans', () => {
+  test('when a wider walk would cost as much as the scan, the store scans, and tries the walk again now and then', () => {
     const t = new BeamTuner();
     serve(t, 50_000, 48, 0.85, 1.5, 2);
     expect(t.scans(50_000)).toBe(true);
-    // no probes while scanning
-    expect(t.probe(50_000)).toBe(false);
+    // no probes for 127 searches, then a trial: 48 searches in a row answered both ways
+    expect(serve(t, 50_000, 127, 0.85, 1.5, 2)).toBe(0);
+    expect(serve(t, 50_000, 48, 0.85, 1.5, 2)).toBe(48);
+    expect(t.scans(50_000)).toBe(true);
+    // the walk is still no better: the next trial comes twice as late
+    expect(serve(t, 50_000, 255, 0.85, 1.5, 2)).toBe(0);
+    expect(serve(t, 50_000, 48, 0.85, 1.5, 2)).toBe(48);
+  });
+
+  test('a scan chosen on a cold start goes back to the walk once the walk is cheaper at its target', () => {
+    const t = new BeamTuner();
+    // cold pages: the walk's scattered reads fault, the scan's sequential ones do not
+    serve(t, 200_000, 48, 0.9, 9, 6);
+    expect(t.scans(200_000)).toBe(true);
+    // warm: the trial finds the walk cheap but short of the target, so the beam widens and the
+    // next trial follows at once
+    serve(t, 200_000, 128 + 47, 0.9, 0.5, 6);
+    expect(t.scans(200_000)).toBe(true);
+    expect(t.ef(100)).toBe(150);
+    expect(serve(t, 200_000, 48, 1, 0.7, 6)).toBe(48);
+    expect(t.scans(200_000)).toBe(false);
+    expect(t.ef(100)).toBe(150);
+  });
+
+  test("a trial's first half only warms: its times do not count", () => {
+    const t = new BeamTuner();
+    serve(t, 200_000, 48, 0.9, 9, 6);
+    serve(t, 200_000, 127, 0.9, 9, 6);
+    // 24 cold walks, then 24 warm ones at the target: walk again
+    serve(t, 200_000, 24, 0.5, 60, 6);
+    serve(t, 200_000, 24, 1, 1, 6);
+    expect(t.scans(200_000)).toBe(false);
   });
 
   test('a graph that doubles or halves starts a new calibration', () => {

@@ -516,7 +516,10 @@ export class VectorStore {
         found = preferScan(allowedInGraph, graph.size, ef, graph.M0)
           ? graph.scan(scanList ? Uint32Array.from(scanList) : this.maskedGraphSlots(mask, allowedInGraph), ef)
           : graph.search(ef, mask);
-      } else if (preferScan(graph.size, graph.size, ef, graph.M0) || (!fixed && this.tuner.scans(graph.size))) {
+      } else if (preferScan(graph.size, graph.size, ef, graph.M0)) {
+        found = this.scanGraph(ef);
+      } else if (!fixed && this.tuner.scans(graph.size)) {
+        if (this.tuner.probe(graph.size)) return this.probe(ef, rank);
         found = this.scanGraph(ef);
       } else if (this.unprobed > 0) {
         this.unprobed--;

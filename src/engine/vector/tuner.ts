@@ -10,6 +10,13 @@
  * walk found is the walk's recall on real traffic. Below the target the beam widens; when the
  * wider walk would cost more than the scan, the store scans (exact, and then cheaper). A graph
  * that doubles or halves starts a new calibration.
+ *
+ * The choice to scan is revisited by trials: now and then, 2 * WINDOW searches in a row are
+ * answered both ways, and the second half of them decides again. The first probes after a start
+ * run on a cold page cache, where the walk's scattered reads fault and the scan's sequential ones
+ * do not, and a scanning store lets the graph's pages go cold again; inside a memory limit that
+ * made the store scan for good at half the speed its walk reaches once its pages are in memory.
+ * A trial's first half warms those pages; its answers are the scan's, so recall never drops.
  */
 
 /** Recall the walk must keep on the probes (above the 0.95 promised, for the noise of a window). */
@@ -23,6 +30,9 @@ const PROBE_SHARE = 0.05;
 /** The beam never grows beyond this multiple of the formula's. */
 const MAX_BOOST = 16;
 const GROWTH = 1.5;
+/** Searches between the start of scanning and its first trial; doubled after each trial that keeps scanning. */
+const FIRST_TRIAL_AFTER = 128;
+const LAST_TRIAL_AFTER = 8192;
 
 export class BeamTuner {
   private boost = 1;
@@ -37,6 +47,10 @@ export class BeamTuner {
   private scanMs = 0;
   /** Once settled: one search in `lateRate` is probed (from the last window's costs). */
   private lateRate = 256;
+  /** While scanning: searches until the next trial, its spacing, and the trial's probes left. */
+  private untilTrial = 0;
+  private trialEvery = FIRST_TRIAL_AFTER;
+  private trialLeft = 0;
 
   /** The beam for a walk whose formula gives `base`. */
   ef(base: number): number {
@@ -49,10 +63,13 @@ export class BeamTuner {
     return this.scanning;
   }
 
-  /** Whether this search should also be answered by a scan, to measure the walk. */
+  /**
+   * Whether this search should be answered both ways, to measure the walk (while walking: also by
+   * a scan; while scanning, during a trial: also by a walk).
+   */
   probe(size: number): boolean {
     this.follow(size);
-    if (this.scanning) return false;
+    if (this.scanning) return this.inTrial();
     this.searches++;
     // the first search of a fresh store is never a probe: it answers as fast as the walk can
     return this.searches % (this.settled ? this.lateRate : PROBE_EARLY) === 0;
@@ -60,22 +77,62 @@ export class BeamTuner {
 
   /** One probe: the walk found `found` of the scan's `wanted` neighbours, in `walkMs` against `scanMs`. */
   record(found: number, wanted: number, walkMs: number, scanMs: number): void {
+    // a trial's first half only warms the walk's pages
+    if (this.scanning && this.trialLeft >= WINDOW) return;
     this.hits += found;
     this.wanted += wanted;
     this.walkMs += walkMs;
     this.scanMs += scanMs;
     if (++this.probes < WINDOW) return;
     const recall = this.wanted === 0 ? 1 : this.hits / this.wanted;
-    // a scan costs scanMs / walkMs walks: probe seldom enough that the scans stay a small share
-    this.lateRate = Math.min(4096, Math.max(16, Math.ceil(this.scanMs / Math.max(1e-6, this.walkMs) / PROBE_SHARE)));
-    if (recall >= TARGET) this.settled = true;
-    else if (this.boost * GROWTH > MAX_BOOST || this.walkMs * GROWTH >= this.scanMs) this.scanning = true;
+    if (this.scanning) this.endTrial(recall);
+    else if (recall >= TARGET) this.settled = true;
+    else if (this.boost * GROWTH > MAX_BOOST || this.walkMs * GROWTH >= this.scanMs) this.startScanning();
     else {
       this.boost *= GROWTH;
       this.settled = false;
     }
+    // a scan costs scanMs / walkMs walks: probe seldom enough that the scans stay a small share
+    this.lateRate = Math.min(4096, Math.max(16, Math.ceil(this.scanMs / Math.max(1e-6, this.walkMs) / PROBE_SHARE)));
     this.hits = this.wanted = this.probes = 0;
     this.walkMs = this.scanMs = 0;
+  }
+
+  private startScanning(): void {
+    this.scanning = true;
+    this.settled = false;
+    this.trialEvery = FIRST_TRIAL_AFTER;
+    this.untilTrial = this.trialEvery;
+  }
+
+  /** Counts a scanning search; true while it belongs to a trial. */
+  private inTrial(): boolean {
+    if (this.trialLeft > 0) {
+      this.trialLeft--;
+      return true;
+    }
+    if (--this.untilTrial > 0) return false;
+    this.trialLeft = 2 * WINDOW - 1;
+    this.hits = this.wanted = this.probes = 0;
+    this.walkMs = this.scanMs = 0;
+    return true;
+  }
+
+  /** A trial's decision: walk again once that is as good and cheaper; else widen the beam if that stays cheaper. */
+  private endTrial(recall: number): void {
+    this.trialLeft = 0;
+    if (recall >= TARGET && this.walkMs < this.scanMs) {
+      this.scanning = false;
+      this.settled = true;
+      return;
+    }
+    if (recall < TARGET && this.boost * GROWTH <= MAX_BOOST && this.walkMs * GROWTH < this.scanMs) {
+      this.boost *= GROWTH;
+      this.untilTrial = 1;
+      return;
+    }
+    this.trialEvery = Math.min(LAST_TRIAL_AFTER, this.trialEvery * 2);
+    this.untilTrial = this.trialEvery;
   }
 
   /** A graph twice as large or half as large as the one calibrated: start again. */
@@ -84,6 +141,7 @@ export class BeamTuner {
     this.size = Math.max(1, size);
     this.boost = 1;
     this.scanning = this.settled = false;
+    this.trialLeft = 0;
     this.searches = this.hits = this.wanted = this.probes = 0;
     this.walkMs = this.scanMs = 0;
   }
