@@ -30,7 +30,8 @@
  * 621 MB file.
  */
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
+import { readAhead } from './read-ahead.js';
 import roaring from 'roaring';
 import type { Settings } from '../settings/types.js';
 import { defaultSettings } from '../settings/types.js';
@@ -99,7 +100,9 @@ function deepFreeze<T>(value: T): T {
 
 /** How every index environment is opened (the compacted copy of one too, see compaction.ts). */
 export function openIndexEnvironment(path: string): RootDatabase {
-  return open({ path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES });
+  // lmdb-js reads `noReadAhead` (MDB_NORDAHEAD) but its typings omit it
+  const options: RootDatabaseOptionsWithPath & { noReadAhead: boolean } = { path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES, noReadAhead: !readAhead() };
+  return open(options);
 }
 
 /** The options of a named database that LMDB stores with it (its key order and duplicates). */
