@@ -3,12 +3,12 @@ import { describe, expect, test } from 'vitest';
 import { BeamTuner } from '../../src/engine/vector/tuner.js';
 
 /** Serve `searches` searches of a graph of `size`; every probe reports `recall` and the two times. */
-function serve(tuner: BeamTuner, size: number, searches: number, recall: number, walkMs: number, scanMs: number): number {
+function serve(tuner: BeamTuner, size: number, searches: number, recall: number, walkMs: number, scanMs: number, wanted = 10): number {
   let probes = 0;
   for (let i = 0; i < searches; i++) {
     if (tuner.probe(size)) {
       probes++;
-      tuner.record(Math.round(recall * 10), 10, walkMs, scanMs);
+      tuner.record(Math.round(recall * wanted), wanted, walkMs, scanMs);
     }
   }
   return probes;
@@ -33,6 +33,19 @@ describe('beam tuner', () => {
     serve(t, 50_000, 48, 1, 0.5, 10);
     expect(t.ef(100)).toBe(225);
     expect(t.scans(50_000)).toBe(false);
+  });
+
+  test('a walk just short of its target widens by a smaller step, so the beam does not overshoot', () => {
+    const t = new BeamTuner();
+    // 0.96 against a target of 0.97: a quarter wider, not half
+    serve(t, 200_000, 48, 0.96, 1, 20, 100);
+    expect(t.ef(168)).toBe(210);
+    serve(t, 200_000, 48, 1, 1.25, 20);
+    expect(t.ef(168)).toBe(210);
+    // far short: the full step
+    const far = new BeamTuner();
+    serve(far, 200_000, 48, 0.9, 1, 20, 100);
+    expect(far.ef(168)).toBe(252);
   });
 
   test('when a wider walk would cost as much as the scan, the store scans, and tries the walk again now and then', () => {

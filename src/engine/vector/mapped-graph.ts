@@ -259,6 +259,9 @@ export class MappedGraph {
     const basePtr = k.codePtr(0);
     const base32 = basePtr >> 2;
     const rowWords = this.row >> 2;
+    // rows sit at any 8-byte offset in the map (LMDB's page header), so a row of two cache
+    // lines spans three: its last word is touched as well
+    const lastWord = rowWords - 1;
     const words = this.words;
     const batch = this.batch;
     // a neighbour list's rows go to the first M0 places of the buffer (a scan may have used them)
@@ -294,15 +297,20 @@ export class MappedGraph {
         const src = words[nb >>> SHIFT]!;
         const from = (nb & (BLOCK - 1)) * rowWords;
         for (let w = 0; w < rowWords; w += 16) touched ^= src[from + w]!;
+        touched ^= src[from + lastWord]!;
         batch[m++] = nb;
       }
       if (m === 0) continue;
-      for (let j = 0; j < m; j++) {
+      // rows are multiples of 16 bytes: four words per step (the loop's overhead is most of a copy)
+      for (let j = 0, to = base32; j < m; j++) {
         const nb = batch[j]!;
         const src = words[nb >>> SHIFT]!;
-        const from = (nb & (BLOCK - 1)) * rowWords;
-        const to = base32 + j * rowWords;
-        for (let w = 0; w < rowWords; w++) i32[to + w] = src[from + w]!;
+        for (let from = (nb & (BLOCK - 1)) * rowWords, end = from + rowWords; from < end; from += 4, to += 4) {
+          i32[to] = src[from]!;
+          i32[to + 1] = src[from + 1]!;
+          i32[to + 2] = src[from + 2]!;
+          i32[to + 3] = src[from + 3]!;
+        }
       }
       kernel(QUERY_PTR, basePtr, this.row, k.idsPtr, m, k.outPtr, this.stride);
       for (let j = 0; j < m; j++) {

@@ -33,6 +33,13 @@ const GROWTH = 1.5;
 /** Searches between the start of scanning and its first trial; doubled after each trial that keeps scanning. */
 const FIRST_TRIAL_AFTER = 128;
 const LAST_TRIAL_AFTER = 8192;
+/**
+ * The step when the walk is just short of its target (within NEAR): the recall a beam buys
+ * flattens as it widens, so a full step there overshoots (GloVe-100 at 200k: 0.962 at the
+ * formula's 168, 0.970 at 210, 0.978 at 252, at 1.2x the CPU of 210).
+ */
+const NEAR_GROWTH = 1.25;
+const NEAR = 0.02;
 
 export class BeamTuner {
   private boost = 1;
@@ -87,15 +94,23 @@ export class BeamTuner {
     const recall = this.wanted === 0 ? 1 : this.hits / this.wanted;
     if (this.scanning) this.endTrial(recall);
     else if (recall >= TARGET) this.settled = true;
-    else if (this.boost * GROWTH > MAX_BOOST || this.walkMs * GROWTH >= this.scanMs) this.startScanning();
     else {
-      this.boost *= GROWTH;
-      this.settled = false;
+      const step = this.step(recall);
+      if (this.boost * step > MAX_BOOST || this.walkMs * step >= this.scanMs) this.startScanning();
+      else {
+        this.boost *= step;
+        this.settled = false;
+      }
     }
     // a scan costs scanMs / walkMs walks: probe seldom enough that the scans stay a small share
     this.lateRate = Math.min(4096, Math.max(16, Math.ceil(this.scanMs / Math.max(1e-6, this.walkMs) / PROBE_SHARE)));
     this.hits = this.wanted = this.probes = 0;
     this.walkMs = this.scanMs = 0;
+  }
+
+  /** How much wider the beam gets for a window short of the target. */
+  private step(recall: number): number {
+    return recall >= TARGET - NEAR ? NEAR_GROWTH : GROWTH;
   }
 
   private startScanning(): void {
@@ -126,8 +141,9 @@ export class BeamTuner {
       this.settled = true;
       return;
     }
-    if (recall < TARGET && this.boost * GROWTH <= MAX_BOOST && this.walkMs * GROWTH < this.scanMs) {
-      this.boost *= GROWTH;
+    const step = this.step(recall);
+    if (recall < TARGET && this.boost * step <= MAX_BOOST && this.walkMs * step < this.scanMs) {
+      this.boost *= step;
       this.untilTrial = 1;
       return;
     }
