@@ -6,6 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
+import { PackedWordsBuilder } from '../../text/packed-words.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
 import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
@@ -46,11 +47,12 @@ export class KeywordReader {
   dictionary(): WordDictionary {
     this.refresh();
     if (!this.dict) {
-      const words: string[] = [];
-      for (const key of this.dbs.words.getKeys()) words.push(key as string);
-      // LMDB orders by UTF-8 bytes; the automaton walks UTF-16 code units.
-      words.sort();
-      this.dict = new WordDictionary(words);
+      // Packed as the keys stream by, so that each key's string dies young (see packed-words.ts).
+      // LMDB orders by UTF-8 bytes, the automaton walks UTF-16 code units: the builder sorts
+      // when the two orders differ.
+      const builder = new PackedWordsBuilder();
+      for (const key of this.dbs.words.getKeys()) builder.add(key as string);
+      this.dict = new WordDictionary(builder.finish());
     }
     return this.dict;
   }
@@ -242,8 +244,8 @@ export class KeywordReader {
     if (!this.dictIds) {
       const words = this.dictionary().words;
       const { ids } = this.vocabulary();
-      const out = new Int32Array(words.length);
-      for (let k = 0; k < words.length; k++) out[k] = ids.get(words[k]!) ?? -1;
+      const out = new Int32Array(words.size);
+      for (let k = 0; k < words.size; k++) out[k] = ids.get(words.word(k)) ?? -1;
       this.dictIds = out;
     }
     return this.dictIds;
