@@ -124,67 +124,49 @@ export class PackedWords {
  * dropped as soon as they are added, so they die young.
  */
 export class PackedWordsBuilder {
-  private units: Uint8Array | Uint16Array = new Uint8Array(1 << 12);
+  // Two bytes per unit while building (one array type: the loop stays monomorphic), narrowed to
+  // one byte by `finish` when every unit fits.
+  private units = new Uint16Array(1 << 12);
   private starts = new Uint32Array(1 << 10);
   private count = 0;
   private used = 0;
+  private widest = 0;
   private sorted = true;
+  private previous: string | null = null;
 
   add(word: string): void {
     const n = word.length;
-    this.reserve(n);
-    let units = this.units;
+    if (this.count + 2 > this.starts.length) this.starts = grown(this.starts, this.starts.length * 2);
+    if (this.used + n > this.units.length) this.units = grown(this.units, Math.max(this.units.length * 2, this.used + n));
+    const units = this.units;
     const at = this.used;
+    let widest = this.widest;
     for (let d = 0; d < n; d++) {
       const c = word.charCodeAt(d);
-      if (c > 0xff && units.BYTES_PER_ELEMENT === 1) units = this.widen();
       units[at + d] = c;
+      if (c > widest) widest = c;
     }
+    this.widest = widest;
     this.used += n;
     this.count++;
     this.starts[this.count] = this.used;
-    if (this.sorted && this.count > 1 && !this.lastTwoInOrder()) this.sorted = false;
+    if (this.sorted && this.previous !== null && !(this.previous < word)) this.sorted = false;
+    this.previous = word;
   }
 
   finish(): PackedWords {
-    const packed = new PackedWords(this.units.slice(0, this.used), this.starts.slice(0, this.count + 1));
+    const wide = this.units.subarray(0, this.used);
+    const units = this.widest > 0xff ? wide.slice() : new Uint8Array(this.used);
+    if (units.BYTES_PER_ELEMENT === 1) units.set(wide);
+    const packed = new PackedWords(units, this.starts.slice(0, this.count + 1));
     return this.sorted ? packed : sortPacked(packed);
   }
+}
 
-  /** Whether the last word added sorts after the one before it. */
-  private lastTwoInOrder(): boolean {
-    const { units, starts, count } = this;
-    const a = starts[count - 2]!;
-    const b = starts[count - 1]!;
-    const n = b - a;
-    const m = starts[count]! - b;
-    for (let d = 0, end = n < m ? n : m; d < end; d++) {
-      const x = units[a + d]!;
-      const y = units[b + d]!;
-      if (x !== y) return x < y;
-    }
-    return n < m;
-  }
-
-  private reserve(n: number): void {
-    if (this.count + 2 > this.starts.length) {
-      const starts = new Uint32Array(this.starts.length * 2);
-      starts.set(this.starts);
-      this.starts = starts;
-    }
-    if (this.used + n > this.units.length) {
-      const units = new (this.units.constructor as Uint8ArrayConstructor | Uint16ArrayConstructor)(Math.max(this.units.length * 2, this.used + n));
-      units.set(this.units);
-      this.units = units;
-    }
-  }
-
-  private widen(): Uint16Array {
-    const units = new Uint16Array(this.units.length);
-    units.set(this.units);
-    this.units = units;
-    return units;
-  }
+function grown<T extends Uint16Array | Uint32Array>(array: T, length: number): T {
+  const out = new (array.constructor as new (length: number) => T)(length);
+  out.set(array);
+  return out;
 }
 
 /** `packed` in JS string order, duplicates dropped. */

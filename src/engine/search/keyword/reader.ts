@@ -11,6 +11,7 @@ import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
 import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
+import { Vocabulary } from './vocabulary.js';
 
 const { RoaringBitmap32 } = roaring;
 const EMPTY = new RoaringBitmap32();
@@ -210,24 +211,18 @@ export class KeywordReader {
     return raw ? entryExactness(raw, wanted) : -1;
   }
 
-  private vocab: { ids: Map<string, number>; words: string[] } | null = null;
+  private vocab: Vocabulary | null = null;
 
   /** Word <-> id for every indexed word, loaded once per keyword generation. */
-  vocabulary(): { ids: Map<string, number>; words: string[] } {
+  vocabulary(): Vocabulary {
     this.refresh();
     if (!this.vocab) {
-      const ids = new Map<string, number>();
-      const words: string[] = [];
-      // Ascending ids: a word re-added after it left the index keeps its newest id.
-      for (const { key, value } of this.dbs.idBlocks.getRange()) {
-        const base = (key as number) * ID_BLOCK;
-        (value as Array<string | null>).forEach((word, i) => {
-          if (word === null || word === undefined) return;
-          ids.set(word, base + i);
-          words[base + i] = word;
-        });
-      }
-      this.vocab = { ids, words };
+      const blocks = this.dbs.idBlocks.getRange();
+      this.vocab = Vocabulary.load(
+        (function* () {
+          for (const { key, value } of blocks) yield { base: (key as number) * ID_BLOCK, words: value as Array<string | null> };
+        })(),
+      );
     }
     return this.vocab;
   }
@@ -243,16 +238,16 @@ export class KeywordReader {
     this.refresh();
     if (!this.dictIds) {
       const words = this.dictionary().words;
-      const { ids } = this.vocabulary();
+      const vocab = this.vocabulary();
       const out = new Int32Array(words.size);
-      for (let k = 0; k < words.size; k++) out[k] = ids.get(words.word(k)) ?? -1;
+      for (let k = 0; k < words.size; k++) out[k] = vocab.idOfPacked(words, k);
       this.dictIds = out;
     }
     return this.dictIds;
   }
 
   idOf(word: string): number | undefined {
-    return this.vocabulary().ids.get(word);
+    return this.vocabulary().idOf(word);
   }
 }
 
