@@ -150,11 +150,14 @@ export class Vocabulary {
 
   /** Whether the word of `id` starts with `prefix` (false for an id without a word). */
   startsWith(id: number, prefix: string): boolean {
+    // Called for every word of every document a search with a short prefix reads: the first
+    // unit decides for most words.
     if (id < 0 || id >= this.size) return false;
-    const a = this.starts[id]!;
+    const { starts, units } = this;
+    const a = starts[id]!;
     const m = prefix.length;
-    if (this.starts[id + 1]! - a < m) return false;
-    for (let d = 0; d < m; d++) if (this.units[a + d] !== prefix.charCodeAt(d)) return false;
+    if (starts[id + 1]! - a < m || units[a] !== prefix.charCodeAt(0)) return false;
+    for (let d = 1; d < m; d++) if (units[a + d] !== prefix.charCodeAt(d)) return false;
     return true;
   }
 
