@@ -9,17 +9,36 @@
  */
 import type { Index } from '../index/index.js';
 import { keywordReader } from './keyword/reader.js';
+import type { PackedWords } from '../text/packed-words.js';
 
 /** Words sampled from the dictionary: each gives a handful of queries. */
 const SAMPLED_WORDS = 24;
 
+const LETTERS = /^\p{L}{3,}$/u;
+
+/**
+ * Whether dictionary word `i` is made of three letters or more. ASCII is decided on the packed
+ * units, so that a dictionary of numbers (document ids) makes no string per word.
+ */
+function isLetterWord(words: PackedWords, i: number): boolean {
+  const n = words.length(i);
+  if (n < 3) return false;
+  for (let d = 0; d < n; d++) {
+    const c = words.code(i, d);
+    if (c >= 0x80) return LETTERS.test(words.word(i));
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a))) return false;
+  }
+  return true;
+}
+
 /** Query bodies for warming `index`; none when it has no searchable words. */
 export function warmQueries(index: Index): Array<{ q: string; limit: number }> {
-  const words = keywordReader(index.store)
-    .dictionary()
-    .words.filter((w) => /^\p{L}{3,}$/u.test(w));
-  if (words.length === 0) return [];
-  const sampled = Array.from({ length: Math.min(SAMPLED_WORDS, words.length) }, (_, i) => words[Math.floor((i * words.length) / Math.min(SAMPLED_WORDS, words.length))]!);
+  const dict = keywordReader(index.store).dictionary().words;
+  const letters: number[] = [];
+  for (let i = 0; i < dict.size; i++) if (isLetterWord(dict, i)) letters.push(i);
+  if (letters.length === 0) return [];
+  const count = Math.min(SAMPLED_WORDS, letters.length);
+  const sampled = Array.from({ length: count }, (_, i) => dict.word(letters[Math.floor((i * letters.length) / count)]!));
   const out: string[] = [];
   sampled.forEach((word, i) => {
     const next = sampled[(i + 1) % sampled.length]!;

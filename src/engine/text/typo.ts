@@ -2,8 +2,10 @@
  * Typo tolerance: a Damerau-Levenshtein automaton (a transposition costs one edit) run against a
  * sorted word dictionary.
  *
- * The dictionary is a sorted array of distinct words, which is an implicit trie: the words that
- * share a prefix are one contiguous range, and the children of a node are found by binary search.
+ * The dictionary is a sorted list of distinct words (packed: see packed-words.ts), which is an
+ * implicit trie: the words that share a prefix are one contiguous range, and the children of a
+ * node are found by binary search. The walk reads code units of the packed words by index and
+ * makes strings only for the words it returns.
  * The automaton state is the edit-distance row of the query against the current prefix; a branch
  * is pruned as soon as no cell of the row is within budget, so a search visits only the prefixes
  * that can still lead to a match (a few hundred nodes for a typical word, whatever the dictionary
@@ -14,6 +16,8 @@
  * the only edit. The automaton therefore only walks the query's own first letter; the few words
  * one first-letter edit away are looked up directly (`firstLetterEdits`).
  */
+
+import { PackedWords } from './packed-words.js';
 
 export interface WordMatch {
   word: string;
@@ -45,32 +49,42 @@ export function allowedTypos(word: string, rules: TypoRules): 0 | 1 | 2 {
 const MAX_AUTOMATON_LENGTH = 64;
 
 export class WordDictionary {
-  constructor(readonly words: readonly string[]) {}
+  readonly words: PackedWords;
+
+  /** `words`: packed, or distinct strings in any order. */
+  constructor(words: PackedWords | Iterable<string>) {
+    this.words = words instanceof PackedWords ? words : PackedWords.from(words);
+  }
 
   get size(): number {
-    return this.words.length;
+    return this.words.size;
   }
 
   has(word: string): boolean {
-    const i = this.lowerBound(word);
-    return i < this.words.length && this.words[i] === word;
+    return this.words.indexOf(word) >= 0;
+  }
+
+  /** Dictionary index of `word`, -1 when absent. */
+  indexOf(word: string): number {
+    return this.words.indexOf(word);
   }
 
   /** [lo, hi) of the words starting with `prefix`. */
   prefixRange(prefix: string): [number, number] {
-    const lo = this.lowerBound(prefix);
+    const words = this.words;
+    const lo = words.lowerBound(prefix);
     let hi = lo;
     // Galloping then binary search for the end of the range.
     let step = 1;
-    while (hi + step <= this.words.length && this.words[hi + step - 1]!.startsWith(prefix)) {
+    while (hi + step <= words.size && words.startsWith(hi + step - 1, prefix)) {
       hi += step;
       step *= 2;
     }
     let a = hi;
-    let b = Math.min(this.words.length, hi + step);
+    let b = Math.min(words.size, hi + step);
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (this.words[mid]!.startsWith(prefix)) a = mid + 1;
+      if (words.startsWith(mid, prefix)) a = mid + 1;
       else b = mid;
     }
     return [lo, a];
@@ -78,7 +92,7 @@ export class WordDictionary {
 
   wordsWithPrefix(prefix: string, limit = Infinity): string[] {
     const [lo, hi] = this.prefixRange(prefix);
-    return this.words.slice(lo, Math.min(hi, lo + limit)) as string[];
+    return this.words.slice(lo, Math.min(hi, lo + limit));
   }
 
   /**
@@ -88,52 +102,33 @@ export class WordDictionary {
    * starting with one of these). Looked up directly: walking every other first letter's subtree
    * with the automaton cost more than the main walk.
    */
-  private firstLetterEdits(query: string, prefix: boolean, found: (word: string) => void): void {
+  private firstLetterEdits(query: string, prefix: boolean, found: (index: number) => void): void {
+    const words = this.words;
     const rest = query.slice(1);
     const candidates: string[] = [];
     const first = query.charCodeAt(0);
-    for (let i = 0; i < this.words.length; ) {
-      const word = this.words[i]!;
-      if (word.length === 0) {
+    for (let i = 0; i < words.size; ) {
+      if (words.length(i) === 0) {
         i++;
         continue;
       }
-      const code = word.charCodeAt(0);
-      if (code !== first) candidates.push(word[0]! + rest, word[0]! + query);
-      i = this.groupEnd(i, this.words.length, 0, code);
+      const code = words.code(i, 0);
+      if (code !== first) {
+        const letter = String.fromCharCode(code);
+        candidates.push(letter + rest, letter + query);
+      }
+      i = groupEnd(words, i, words.size, 0, code);
     }
     if (query.length > 1 && query.charCodeAt(1) !== first) candidates.push(rest, query[1]! + query[0]! + query.slice(2));
     for (const candidate of candidates) {
       if (!prefix) {
-        if (this.has(candidate)) found(candidate);
+        const i = words.indexOf(candidate);
+        if (i >= 0) found(i);
         continue;
       }
       const [lo, hi] = this.prefixRange(candidate);
-      for (let k = lo; k < hi; k++) found(this.words[k]!);
+      for (let k = lo; k < hi; k++) found(k);
     }
-  }
-
-  private lowerBound(key: string): number {
-    let a = 0;
-    let b = this.words.length;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (this.words[mid]! < key) a = mid + 1;
-      else b = mid;
-    }
-    return a;
-  }
-
-  /** First index in [lo, hi) whose char at `depth` is greater than `code` (all share the prefix). */
-  private groupEnd(lo: number, hi: number, depth: number, code: number): number {
-    let a = lo;
-    let b = hi;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (this.words[mid]!.charCodeAt(depth) <= code) a = mid + 1;
-      else b = mid;
-    }
-    return a;
   }
 
   /**
@@ -145,19 +140,33 @@ export class WordDictionary {
       if (prefix) return this.wordsWithPrefix(query, limit).map((word) => ({ word, typos: 0 }));
       return this.has(query) ? [{ word: query, typos: 0 }] : [];
     }
-    const walker = new AutomatonWalk(this.words, query, prefix, (lo, hi, depth, code) => this.groupEnd(lo, hi, depth, code));
+    const walker = new AutomatonWalk(this.words, query, prefix);
     const first = query.charCodeAt(0);
     const [lo, hi] = this.prefixRange(query[0]!);
     if (lo < hi) walker.descend(lo, hi, first, maxTypos);
-    if (maxTypos === 2) this.firstLetterEdits(query, prefix, (word) => walker.record(word, 2));
-    const out = [...walker.found].map(([word, typos]) => ({ word, typos }));
-    out.sort((a, b) => a.typos - b.typos || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
-    return out.length > limit ? out.slice(0, limit) : out;
+    if (maxTypos === 2) this.firstLetterEdits(query, prefix, (index) => walker.record(index, 2));
+    // Dictionary order is word order: fewest typos, then the word.
+    const found = [...walker.found].sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+    const kept = found.length > limit ? found.slice(0, limit) : found;
+    return kept.map(([index, typos]) => ({ word: this.words.word(index), typos }));
   }
 }
 
+/** First index in [lo, hi) whose unit at `depth` is greater than `code` (all share the prefix). */
+function groupEnd(words: PackedWords, lo: number, hi: number, depth: number, code: number): number {
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (words.code(mid, depth) <= code) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
+
 class AutomatonWalk {
-  readonly found = new Map<string, number>();
+  /** Typos by dictionary index. */
+  readonly found = new Map<number, number>();
   private readonly q: number[];
   private readonly m: number;
   /** rows[d] is the edit-distance row after d characters of the candidate. */
@@ -165,10 +174,9 @@ class AutomatonWalk {
   private readonly chars: number[] = [];
 
   constructor(
-    private readonly words: readonly string[],
+    private readonly words: PackedWords,
     query: string,
     private readonly prefix: boolean,
-    private readonly groupEnd: (lo: number, hi: number, depth: number, code: number) => number,
   ) {
     this.q = Array.from({ length: query.length }, (_, i) => query.charCodeAt(i));
     this.m = query.length;
@@ -209,29 +217,30 @@ class AutomatonWalk {
     const best = this.prefix ? Math.min(bestPrefix, full) : Infinity;
     if (this.prefix && best <= budget && min >= best) {
       // A prefix already matches and no longer prefix can match with fewer typos: take the range.
-      for (let k = lo; k < hi; k++) this.record(this.words[k]!, best);
+      for (let k = lo; k < hi; k++) this.record(k, best);
       return;
     }
     if (min > budget) return;
     this.chars.push(code);
     const nodeDepth = depth + 1;
+    const words = this.words;
     let i = lo;
-    if (this.words[i]!.length === nodeDepth) {
+    if (words.length(i) === nodeDepth) {
       const d = Math.min(best, full);
-      if (d <= budget) this.record(this.words[i]!, d);
+      if (d <= budget) this.record(i, d);
       i++;
     }
     while (i < hi) {
-      const c = this.words[i]!.charCodeAt(nodeDepth);
-      const end = this.groupEnd(i, hi, nodeDepth, c);
+      const c = words.code(i, nodeDepth);
+      const end = groupEnd(words, i, hi, nodeDepth, c);
       this.descend(i, end, c, budget, best);
       i = end;
     }
     this.chars.pop();
   }
 
-  record(word: string, typos: number): void {
-    const known = this.found.get(word);
-    if (known === undefined || typos < known) this.found.set(word, typos);
+  record(index: number, typos: number): void {
+    const known = this.found.get(index);
+    if (known === undefined || typos < known) this.found.set(index, typos);
   }
 }

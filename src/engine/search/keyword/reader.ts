@@ -6,26 +6,40 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import { WordDictionary } from '../../text/typo.js';
+import { PackedWordsBuilder } from '../../text/packed-words.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
 import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
+import { Vocabulary } from './vocabulary.js';
 
 const { RoaringBitmap32 } = roaring;
 const EMPTY = new RoaringBitmap32();
 /** Decoded posting lists kept per index; the hot words of a workload fit easily. */
 const BITMAP_CACHE_SIZE = 4096;
-/** Decoded word records kept per index. */
+/**
+ * And the bytes they may hold (their serialized size, close to what roaring allocates): counted
+ * in lists alone, 4,096 short prefixes' lists of 500,000 documents could hold hundreds of MB of
+ * native memory; on the movies (32,000 documents) the cache holds a few MB and this never binds.
+ */
+const BITMAP_CACHE_BYTES = 16 * 2 ** 20;
+/** Decoded word records kept per index, and the bytes their parts may hold. */
 const RECORD_CACHE_SIZE = 2048;
+const RECORD_CACHE_BYTES = 16 * 2 ** 20;
+
+const bitmapBytes = (b: Bitmap): number => b.getSerializationSizeInBytes(false);
 
 export class KeywordReader {
   readonly dbs: KeywordDbs;
   private generation = -1;
   private dict: WordDictionary | null = null;
   private paths: string[] | null = null;
-  private readonly bitmaps = new Map<string, Bitmap>();
-  /** Decoded word records (see `parts`), least recently read first. */
-  private readonly records = new Map<string, Map<number, Bitmap>>();
+  /** Decoded posting lists with their bytes, least recently read first. */
+  private readonly bitmaps = new Map<string, { bitmap: Bitmap; bytes: number }>();
+  private bitmapBytes = 0;
+  /** Decoded word records (see `parts`) with their bytes, least recently read first. */
+  private readonly records = new Map<string, { parts: Map<number, Bitmap>; bytes: number }>();
+  private recordBytes = 0;
 
   constructor(readonly store: IndexStore) {
     this.dbs = keywordDbs(store);
@@ -40,17 +54,20 @@ export class KeywordReader {
     this.vocab = null;
     this.dictIds = null;
     this.bitmaps.clear();
+    this.bitmapBytes = 0;
     this.records.clear();
+    this.recordBytes = 0;
   }
 
   dictionary(): WordDictionary {
     this.refresh();
     if (!this.dict) {
-      const words: string[] = [];
-      for (const key of this.dbs.words.getKeys()) words.push(key as string);
-      // LMDB orders by UTF-8 bytes; the automaton walks UTF-16 code units.
-      words.sort();
-      this.dict = new WordDictionary(words);
+      // Packed as the keys stream by, so that each key's string dies young (see packed-words.ts).
+      // LMDB orders by UTF-8 bytes, the automaton walks UTF-16 code units: the builder sorts
+      // when the two orders differ.
+      const builder = new PackedWordsBuilder();
+      for (const key of this.dbs.words.getKeys()) builder.add(key as string);
+      this.dict = new WordDictionary(builder.finish());
     }
     return this.dict;
   }
@@ -64,17 +81,23 @@ export class KeywordReader {
   private cached(kind: string, key: string, load: () => Bitmap | undefined): Bitmap {
     this.refresh();
     const k = kind + key;
-    let b = this.bitmaps.get(k);
-    if (b) {
+    const known = this.bitmaps.get(k);
+    if (known) {
       // Refresh recency.
       this.bitmaps.delete(k);
-      this.bitmaps.set(k, b);
-      return b;
+      this.bitmaps.set(k, known);
+      return known.bitmap;
     }
-    b = load() ?? EMPTY;
-    if (this.bitmaps.size >= BITMAP_CACHE_SIZE) this.bitmaps.delete(this.bitmaps.keys().next().value!);
-    this.bitmaps.set(k, b);
-    return b;
+    const bitmap = load() ?? EMPTY;
+    const bytes = bitmapBytes(bitmap);
+    while (this.bitmaps.size > 0 && (this.bitmaps.size >= BITMAP_CACHE_SIZE || this.bitmapBytes + bytes > BITMAP_CACHE_BYTES)) {
+      const [oldest, entry] = this.bitmaps.entries().next().value!;
+      this.bitmaps.delete(oldest);
+      this.bitmapBytes -= entry.bytes;
+    }
+    this.bitmaps.set(k, { bitmap, bytes });
+    this.bitmapBytes += bytes;
+    return bitmap;
   }
 
   /** Docids of a typo-tolerant word. Shared: never mutate. */
@@ -132,15 +155,19 @@ export class KeywordReader {
    */
   private parts(word: string): Map<number, Bitmap> {
     this.refresh();
-    let parts = this.records.get(word);
-    if (parts) return parts;
-    parts = new Map();
+    const known = this.records.get(word);
+    if (known) return known.parts;
+    const parts = new Map<number, Bitmap>();
+    // The record's serialized size stands for its decoded parts' (no call per part).
+    let bytes = 0;
     const raw = this.dbs.wordParts.getBinaryFast(word);
     if (raw) {
+      bytes += raw.length;
       const long = hasTail(raw.length);
       // Deserialized (copied) before the next read reuses lmdb's buffer.
       for (const { tag, bitmap } of decodeWordRecord(raw)) parts.set(tag, RoaringBitmap32.deserialize(bitmap, true));
       const tail = long ? this.dbs.tails.wordParts.getBinaryFast(word) : undefined;
+      if (tail) bytes += tail.length;
       if (tail)
         for (const { tag, bitmap } of decodeWordRecord(tail)) {
           const extra = RoaringBitmap32.deserialize(bitmap, true);
@@ -149,8 +176,13 @@ export class KeywordReader {
           else parts.set(tag, extra);
         }
     }
-    if (this.records.size >= RECORD_CACHE_SIZE) this.records.delete(this.records.keys().next().value!);
-    this.records.set(word, parts);
+    while (this.records.size > 0 && (this.records.size >= RECORD_CACHE_SIZE || this.recordBytes + bytes > RECORD_CACHE_BYTES)) {
+      const [oldest, entry] = this.records.entries().next().value!;
+      this.records.delete(oldest);
+      this.recordBytes -= entry.bytes;
+    }
+    this.records.set(word, { parts, bytes });
+    this.recordBytes += bytes;
     return parts;
   }
 
@@ -208,24 +240,18 @@ export class KeywordReader {
     return raw ? entryExactness(raw, wanted) : -1;
   }
 
-  private vocab: { ids: Map<string, number>; words: string[] } | null = null;
+  private vocab: Vocabulary | null = null;
 
   /** Word <-> id for every indexed word, loaded once per keyword generation. */
-  vocabulary(): { ids: Map<string, number>; words: string[] } {
+  vocabulary(): Vocabulary {
     this.refresh();
     if (!this.vocab) {
-      const ids = new Map<string, number>();
-      const words: string[] = [];
-      // Ascending ids: a word re-added after it left the index keeps its newest id.
-      for (const { key, value } of this.dbs.idBlocks.getRange()) {
-        const base = (key as number) * ID_BLOCK;
-        (value as Array<string | null>).forEach((word, i) => {
-          if (word === null || word === undefined) return;
-          ids.set(word, base + i);
-          words[base + i] = word;
-        });
-      }
-      this.vocab = { ids, words };
+      const blocks = this.dbs.idBlocks.getRange();
+      this.vocab = Vocabulary.load(
+        (function* () {
+          for (const { key, value } of blocks) yield { base: (key as number) * ID_BLOCK, words: value as Array<string | null> };
+        })(),
+      );
     }
     return this.vocab;
   }
@@ -241,16 +267,16 @@ export class KeywordReader {
     this.refresh();
     if (!this.dictIds) {
       const words = this.dictionary().words;
-      const { ids } = this.vocabulary();
-      const out = new Int32Array(words.length);
-      for (let k = 0; k < words.length; k++) out[k] = ids.get(words[k]!) ?? -1;
+      const vocab = this.vocabulary();
+      const out = new Int32Array(words.size);
+      for (let k = 0; k < words.size; k++) out[k] = vocab.idOfPacked(words, k);
       this.dictIds = out;
     }
     return this.dictIds;
   }
 
   idOf(word: string): number | undefined {
-    return this.vocabulary().ids.get(word);
+    return this.vocabulary().idOf(word);
   }
 }
 

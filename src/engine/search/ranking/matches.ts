@@ -5,6 +5,7 @@
  */
 import { EntryCursor, entryExactness, type DocEntry } from '../keyword/entry.js';
 import type { KeywordReader } from '../keyword/reader.js';
+import type { Vocabulary } from '../keyword/vocabulary.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 
 /**
@@ -91,7 +92,7 @@ export class MatchAnalyzer {
   /** Terms whose prefix range was too large to list: checked by string. */
   private readonly openPrefix: Array<string | null>;
   private readonly sequences: number[][][];
-  private readonly vocabulary: string[];
+  private readonly vocabulary: Vocabulary;
   private readonly termWordIds: number[];
 
   constructor(
@@ -100,8 +101,8 @@ export class MatchAnalyzer {
     private readonly allowed: Set<number> | null,
   ) {
     const vocab = reader.vocabulary();
-    this.vocabulary = vocab.words;
-    const size = vocab.words.length;
+    this.vocabulary = vocab;
+    const size = vocab.size;
     this.openPrefix = terms.map(() => null);
     const touched = this.touched;
     this.any = takeTable(size);
@@ -122,7 +123,7 @@ export class MatchAnalyzer {
         } else this.openPrefix[i] = t.prefix;
       }
       for (const [w, typos] of t.words) {
-        const id = vocab.ids.get(w);
+        const id = vocab.idOf(w);
         if (id !== undefined && (arr[id] === 0 || arr[id]! > typos + 1)) {
           arr[id] = typos + 1;
           touched.push(id);
@@ -132,8 +133,8 @@ export class MatchAnalyzer {
     });
     // One table for "does this id concern any term at all", so most tokens cost one lookup.
     for (const id of touched) this.any[id] = 1;
-    this.termWordIds = terms.map((t) => (t.term.kind === 'word' ? vocab.ids.get(t.term.word) ?? -1 : -1));
-    this.sequences = terms.map((t) => t.sequences.map((seq) => seq.map((w) => vocab.ids.get(w) ?? -1)));
+    this.termWordIds = terms.map((t) => (t.term.kind === 'word' ? vocab.idOf(t.term.word) ?? -1 : -1));
+    this.sequences = terms.map((t) => t.sequences.map((seq) => seq.map((w) => vocab.idOf(w) ?? -1)));
     for (const seqs of this.sequences) {
       for (const seq of seqs) {
         if (seq[0]! >= 0) {
@@ -254,7 +255,7 @@ export class MatchAnalyzer {
           let m = idTypos[t]![id]! > 0;
           if (!m && checkAll) {
             const prefix = openPrefix[t];
-            if (prefix !== null && (vocabulary[id] ?? '').startsWith(prefix)) m = true;
+            if (prefix !== null && vocabulary.startsWith(id, prefix)) m = true;
           }
           if (!m && withSequences) m = this.sequenceAt(t, id, i, n);
           matched[t] = m ? 1 : 0;
@@ -336,7 +337,7 @@ export class MatchAnalyzer {
         for (let t = 0; t < nTerms; t++) {
           let v = idTypos[t]![id]!;
           const open = openPrefix[t];
-          if (v === 0 && open !== null && (vocabulary[id] ?? '').startsWith(open)) v = 1;
+          if (v === 0 && open !== null && vocabulary.startsWith(id, open)) v = 1;
           if (v > 0) occurrences[t]!.push((fid << 1) | (id === termWordIds[t] ? 1 : 0), c.position(i));
           if (withSequences && this.sequenceAt(t, id, i, n)) occurrences[t]!.push((fid << 1) | phrase[t]!, c.position(i));
         }

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { PackedWords, PackedWordsBuilder } from './packed-words.js';
+import { WordDictionary } from './typo.js';
+import { movies as filmsFixture } from '../../../test/data.js';
+
+/** Every distinct word of the movies' titles and overviews, accents and other scripts kept. */
+function fixtureVocabulary(count: number): string[] {
+  const words = filmsFixture()
+    .slice(0, count)
+    .flatMap((m) => `${m.title} ${m.overview ?? ''}`.toLowerCase().split(/[^\p{L}\p{N}]+/u))
+    .filter(Boolean);
+  // and words of other scripts (two bytes per unit), with near neighbours
+  const others = ['δέλτα', 'δέλτο', 'δάλτα', '日本語', '日本', '本語', 'œuvre', 'œuvres', 'ŝipo', 'ŝipoj', 'łódź', 'łodzie'];
+  return [...new Set([...words, ...others])].sort();
+}
+
+/** Reference Damerau (optimal string alignment) distance. */
+function osa(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  return d[a.length]![b.length]!;
+}
+
+/** The typo dictionary's rules on a plain list of strings: within budget, first letter counting two. */
+function reference(vocab: readonly string[], q: string, budget: 1 | 2, prefix: boolean): Array<[string, number]> {
+  const typos = (w: string): number | undefined => {
+    const dist = osa(q, w);
+    if (w[0] === q[0]) return dist <= budget ? dist : undefined;
+    return budget === 2 && dist <= 1 ? 2 : undefined;
+  };
+  const out: Array<[string, number]> = [];
+  for (const w of vocab) {
+    let best = typos(w);
+    if (prefix)
+      for (let end = 1; end < w.length; end++) {
+        const t = typos(w.slice(0, end));
+        if (t !== undefined && (best === undefined || t < best)) best = t;
+      }
+    if (best !== undefined) out.push([w, best]);
+  }
+  return out.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+describe('PackedWords', () => {
+  it('holds words in JS string order whatever order they come in, each read back as it was', () => {
+    // Latin-1 first, then a unit above 255 (widening), surrogate pairs and a unit above them:
+    // LMDB's UTF-8 order puts "\u{1F600}" after "\uFFFD", JS order before it.
+    const words = ['zebra', 'apple', 'café', 'ça', 'δέλτα', '日本', '\uFFFDx', '\u{1F600}', 'a', '', 'apples', 'äpfel'];
+    const packed = PackedWords.from(words);
+    const sorted = [...words].sort();
+    expect(packed.size).toBe(words.length);
+    expect(packed.slice(0, packed.size)).toEqual(sorted);
+    sorted.forEach((w, i) => {
+      expect(packed.indexOf(w)).toBe(i);
+      expect(packed.length(i)).toBe(w.length);
+      expect(packed.code(i, w.length)).toBe(-1);
+    });
+    expect(packed.indexOf('appl')).toBe(-1);
+    expect(packed.indexOf('zz')).toBe(-1);
+    // Latin-1 words stay one byte per unit
+    const latin = PackedWords.from(['café', 'abc']);
+    expect(latin.byteLength).toBe(7 + 3 * 4);
+  });
+
+  it('drops duplicates and sorts only what came out of order', () => {
+    const builder = new PackedWordsBuilder();
+    for (const w of ['b', 'a', 'b', 'c']) builder.add(w);
+    expect(builder.finish().slice(0, 3)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('WordDictionary over packed words, against a plain list of strings', () => {
+  const vocab = fixtureVocabulary(600);
+  const dict = new WordDictionary(vocab);
+
+  it('holds the fixture vocabulary, non-ASCII words included', () => {
+    expect(vocab.some((w) => [...w].some((c) => c.charCodeAt(0) > 0xff))).toBe(true);
+    expect(dict.size).toBe(vocab.length);
+    expect(dict.words.slice(0, dict.size)).toEqual(vocab);
+    for (const w of vocab.filter((_, i) => i % 97 === 0)) {
+      expect(dict.has(w)).toBe(true);
+      expect(dict.has(`${w}\u0000`)).toBe(false);
+    }
+  });
+
+  it('enumerates the words of a prefix as a filter of the list does', () => {
+    const prefixes = new Set<string>();
+    for (const w of vocab.filter((_, i) => i % 53 === 0)) for (let n = 1; n <= Math.min(4, w.length); n++) prefixes.add(w.slice(0, n));
+    for (const p of ['', 'zzzz', 'é', 'ü']) prefixes.add(p);
+    for (const prefix of prefixes) {
+      const want = vocab.filter((w) => w.startsWith(prefix));
+      expect({ prefix, got: dict.wordsWithPrefix(prefix) }).toEqual({ prefix, got: want });
+      expect(dict.wordsWithPrefix(prefix, 3)).toEqual(want.slice(0, 3));
+      const [lo, hi] = dict.prefixRange(prefix);
+      expect(hi - lo).toBe(want.length);
+    }
+  });
+
+  it('finds the typo candidates a brute force over the list finds, in the same order, with a limit', () => {
+    const queries = ['godfahter', 'lvoe', 'nigth', 'wrold', 'amérque', 'famly', 'détctive', 'δέτλα', 'œvure', 'ŝpo', 'lódź', '日本x'];
+    // words of the vocabulary with one edit each, non-ASCII ones among them
+    for (const w of vocab.filter((x, i) => i % 401 === 0 && x.length >= 5)) queries.push(w.slice(0, 2) + w.slice(3));
+    for (const q of queries)
+      for (const budget of [1, 2] as const)
+        for (const prefix of [false, true]) {
+          const want = reference(vocab, q, budget, prefix);
+          const got = dict.fuzzy(q, budget, prefix, 100_000).map((m) => [m.word, m.typos]);
+          expect({ q, budget, prefix, got }).toEqual({ q, budget, prefix, got: want });
+          expect(dict.fuzzy(q, budget, prefix, 5).map((m) => [m.word, m.typos])).toEqual(want.slice(0, 5));
+        }
+  });
+});
