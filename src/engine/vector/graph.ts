@@ -437,9 +437,11 @@ export class Graph {
       if (level === 0) {
         n = gather(lay.l0, lay.l0n, lay.levels, this.isHelper ? lay.visited2 : lay.visited, M0, c, epoch, this.kernels.idsPtr);
       } else {
-        const list = this.links(c, level);
-        for (let i = 0; i < list.length; i++) {
-          const nb = list[i]!;
+        // read in place (no view per node: upper-layer searches of a merge visit many)
+        const up = this.upper[c]!;
+        const base = (level - 1) * (this.M + 1);
+        for (let i = base + 1, end = base + 1 + up[base]!; i < end; i++) {
+          const nb = up[i]!;
           if (visited[nb] !== epoch && levels[nb] !== ABSENT) {
             visited[nb] = epoch;
             ids[n++] = nb;
