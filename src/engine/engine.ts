@@ -556,6 +556,12 @@ export class Engine {
         ...(options.customMetadata !== undefined ? { customMetadata: options.customMetadata } : {}),
       }),
     );
+    // The task is committed (visible to the write thread) once `registerTask` returns: wake it
+    // now rather than after the flush, so that a caller enqueuing many payloads in one go (each
+    // written synchronously, the event loop busy until the last) has the first ones processed
+    // while it writes the next. The caller's answer still waits for the flush: nothing is
+    // acknowledged before it is on disk, and a batch's own commits flush the queue with it.
+    this.scheduler.wake();
     await this.tasks.flushed();
     this.scheduler.wake();
     return summarizedTask(record);

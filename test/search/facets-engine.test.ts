@@ -128,4 +128,29 @@ describe('facets and geo through the engine', () => {
     expect(failed.error?.message).toMatch(/Could not parse latitude in the document with the id: `"bad"`\. Was expecting a finite number but instead got `"north"`\./);
     expect(index.store.documentCount).toBe(4449);
   });
+
+  it('facets arrays that mix values and objects by their faceted paths only, beside vectors', async () => {
+    await settled(engine.createIndex('mixed', { primaryKey: 'id' }));
+    await settled(
+      engine.updateSettings('mixed', {
+        filterableAttributes: ['tags.n', 'flags'],
+        embedders: { default: { source: 'userProvided', dimensions: 3 } },
+      }),
+    );
+    const docs = [
+      { id: 1, tags: [7, { n: 2 }, 'seven'], flags: ['a', 'b'], _vectors: { default: [1, 0, 0] } },
+      { id: 2, tags: [{ n: 3 }, [{ n: 2 }]], flags: [], _vectors: { default: [0, 1, 0] } },
+      { id: 3, tags: [2], flags: ['b', null], _vectors: { default: [0, 0, 1] } },
+    ];
+    expect((await settled(engine.addDocuments('mixed', docs, { method: 'replace' }))).status).toBe('succeeded');
+    const ids = (filter: string) => (engine.getDocuments('mixed', { filter, limit: 10 } as never).results as Array<{ id: number }>).map((d) => d.id).sort();
+    // objects inside an array are walked whatever the array's own path; its plain values count only where faceted
+    expect(ids('tags.n = 2')).toEqual([1, 2]);
+    expect(ids('tags.n = 3')).toEqual([2]);
+    expect(ids('flags = b')).toEqual([1, 3]);
+    expect(ids('flags IS EMPTY')).toEqual([2]);
+    expect(() => ids('tags = 7')).toThrow(/Attribute `tags` is not filterable/);
+    const res = (await engine.search('mixed', { q: '', facets: ['tags.n', 'flags'] })) as unknown as { facetDistribution: Record<string, Record<string, number>> };
+    expect(res.facetDistribution).toEqual({ 'tags.n': { '2': 2, '3': 1 }, flags: { a: 1, b: 2 } });
+  });
 });

@@ -658,7 +658,8 @@ export class VectorStore {
       packBits(v, out);
       return out;
     }
-    return Buffer.from(new Float32Array(v).buffer);
+    // a view: the put copies it (the vectors come parsed into arrays of their own)
+    return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
   }
 
   private checkDimensions(v: Float32Array): void {

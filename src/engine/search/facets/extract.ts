@@ -63,9 +63,12 @@ export function extractFacets(doc: Document, faceted: (field: string) => boolean
     }
     if (Array.isArray(value)) {
       if (value.length === 0 && path !== '' && !inArray && faceted(path)) entry(out, path).isEmpty = true;
+      // asked once per array, not per item: a long array of numbers nobody facets on (a
+      // document's `_vectors`) costs one question, not one per number
+      const isFaceted = faceted(path);
       for (const item of value) {
         if (item !== null && typeof item === 'object') walk(path, item, true);
-        else leaf(path, item, true);
+        else if (isFaceted) leaf(path, item, true);
       }
       return;
     }
