@@ -22,6 +22,7 @@ import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
+import { keyOrder, orderByKey } from './key-order.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
 import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
@@ -473,7 +474,7 @@ class DeltaMap {
     const { start, docs, dels } = this.log.take();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
-    const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+    const order = keyOrder(keys);
     let n = 0;
     for (const k of order) {
       if ((++n & STEP_KEYS) === 0) yield;
@@ -700,13 +701,14 @@ function partOrder(words: readonly string[], tags: readonly number[], slots: rea
       unique.push(slot);
     }
   }
-  unique.sort((a, b) => (words[firstKey[a]!]! < words[firstKey[b]!]! ? -1 : 1));
+  const uniqueOrder = orderByKey(unique.length, (i) => words[firstKey[unique[i]!]!]!);
   // The start of each slot's run in the order, then the parts dropped in.
   const start = new Int32Array(maxSlot + 1);
   const count = new Int32Array(maxSlot + 1);
   for (let k = 0; k < n; k++) count[slots[k]!]!++;
   let at = 0;
-  for (const slot of unique) {
+  for (const i of uniqueOrder) {
+    const slot = unique[i]!;
     start[slot] = at;
     at += count[slot]!;
   }
