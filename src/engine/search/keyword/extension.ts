@@ -760,6 +760,8 @@ interface WordSlot {
   no: number;
   plain: number | null;
   exact: number | null;
+  /** The word's entry in the values deltas as a value of one word, once met as one. */
+  value: number | null;
   /** Whether the word's prefix keys are in the prefix table yet. */
   prefixed: boolean;
   /** The last documents added to the word's plain and exact postings. */
@@ -1216,11 +1218,13 @@ class BatchWriter {
   }
 
   private readonly slots = new Map<string, WordSlot>();
+  /** The slots of the words of the field `addNew` is at, by position in the field. */
+  private readonly fieldSlots: WordSlot[] = [];
 
   private slotOf(word: string): WordSlot {
     let slot = this.slots.get(word);
     if (!slot) {
-      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null };
+      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, value: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null };
       this.slots.set(word, slot);
     }
     return slot;
@@ -1261,20 +1265,14 @@ class BatchWriter {
     for (const [fid, words, positions] of entry) {
       const fieldIds = new Array<number>(words.length);
       ids.push(fieldIds);
-      // Long texts (descriptions) are not matched as whole values (see keysOf).
-      let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
-      for (let i = from + 1; i <= words.length; i++) {
-        if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
-          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(i - from === 1 ? words[from]! : valueKey(words.slice(from, i)), docid);
-          from = i;
-        }
-      }
+      const slots = this.fieldSlots;
       const exact = this.analyzer.isExactAttribute(paths[fid] ?? '');
       let before: WordSlot | null = null;
       for (let i = 0; i < words.length; i++) {
         const w = words[i]!;
         const p = positions[i]!;
         const slot = this.slotOf(w);
+        slots[i] = slot;
         if (before !== null && positions[i - 1] === p - 1 && before.word.length <= PAIR_FIRST_MAX) this.addPair(before, slot, docid);
         before = slot;
         fieldIds[i] = slot.id;
@@ -1310,7 +1308,20 @@ class BatchWriter {
           for (let at = first; at < first + PREFIX_MAX && cells[at]! >= 0; at++) this.prefixes.push(cells[at]!, docid);
         }
       }
+      // Long texts (descriptions) are not matched as whole values (see keysOf). A value of one
+      // word (genres, most tags) finds its entry through the word's slot, not a lookup.
+      let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
+      for (let i = from + 1; i <= words.length; i++) {
+        if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
+          if (i - from === 1) {
+            const slot = slots[from]!;
+            this.values.push((slot.value ??= this.values.entry(slot.word)), docid);
+          } else if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(valueKey(words.slice(from, i)), docid);
+          from = i;
+        }
+      }
     }
+    this.fieldSlots.length = 0;
     for (const slot of seen) this.parts.append(this.bucketPart(slot, positionBucket(slot.first)), docid);
     return ids;
   }
