@@ -23,6 +23,7 @@ import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
 import { keyOrder, orderByKey } from './key-order.js';
+import { WordTable } from './word-table.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
 import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
@@ -1217,18 +1218,15 @@ class BatchWriter {
     } else if (old) this.docWrites.remove(change.docid);
   }
 
-  private readonly slots = new Map<string, WordSlot>();
+  private readonly slots = new WordTable<WordSlot>();
   /** The slots of the words of the field `addNew` is at, by position in the field. */
   private readonly fieldSlots: WordSlot[] = [];
 
   private slotOf(word: string): WordSlot {
-    let slot = this.slots.get(word);
-    if (!slot) {
-      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, value: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null };
-      this.slots.set(word, slot);
-    }
-    return slot;
+    return this.slots.getOrAdd(word, this.newSlot);
   }
+
+  private readonly newSlot = (word: string): WordSlot => ({ word, no: this.slotParts.addRow(), plain: null, exact: null, value: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null });
 
   private readonly slotParts = new SlotParts();
 
