@@ -82,7 +82,11 @@ async function runMiniSearch(payloads) {
 async function child(peer, batch) {
   const payloads = chunks(JSON.parse(readFileSync(DATA, 'utf8')), batch).map((docs) => Buffer.from(JSON.stringify(docs)));
   const anon = sampleAnon();
+  // CPU of every thread of the process (getrusage), steadier than wall time on a shared machine
+  const cpu0 = process.cpuUsage();
   const result = peer === 'engine' ? await runEngine(payloads) : await runMiniSearch(payloads);
+  const cpu = process.cpuUsage(cpu0);
+  result.cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const peakRssMiB = process.resourceUsage().maxRSS / 1024;
   process.stdout.write(JSON.stringify({ ...result, peakRssMiB, peakAnonMiB: anon() }));
 }
@@ -110,15 +114,17 @@ if (peerArg !== -1) {
 } else {
   const fmt = (n) => Math.round(n).toLocaleString('en-US');
   console.log(`movies.json through the Engine API, median of ${ROUNDS} runs per peer and payload size, one process per run`);
-  console.log('| payload | peer | documents/s | time | peak RSS | peak anonymous |');
-  console.log('|---|---|---|---|---|---|');
+  console.log(`load average at start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log('| payload | peer | documents/s | time | CPU | peak RSS | peak anonymous |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const batch of BATCHES) {
     const ours = measure('engine', batch);
     const peer = measure('minisearch', batch);
     const label = batch === 'all' ? 'whole file' : `${batch} docs`;
-    console.log(`| ${label} | search (JSON payloads → committed) | ${fmt(ours.docsPerSec)} | ${(ours.ms / 1000).toFixed(2)} s | ${fmt(ours.peakRssMiB)} MiB | ${fmt(ours.peakAnonMiB)} MiB |`);
-    console.log(`| ${label} | MiniSearch addAll (in memory) | ${fmt(peer.docsPerSec)} | ${(peer.ms / 1000).toFixed(2)} s | ${fmt(peer.peakRssMiB)} MiB | ${fmt(peer.peakAnonMiB)} MiB |`);
-    console.log(`| ${label} | ratio | ${(ours.docsPerSec / peer.docsPerSec).toFixed(2)}x | | ${(ours.peakRssMiB / peer.peakRssMiB).toFixed(2)}x | ${(ours.peakAnonMiB / peer.peakAnonMiB).toFixed(2)}x |`);
+    console.log(`| ${label} | search (JSON payloads → committed) | ${fmt(ours.docsPerSec)} | ${(ours.ms / 1000).toFixed(2)} s | ${ours.cpuSeconds.toFixed(1)} s | ${fmt(ours.peakRssMiB)} MiB | ${fmt(ours.peakAnonMiB)} MiB |`);
+    console.log(`| ${label} | MiniSearch addAll (in memory) | ${fmt(peer.docsPerSec)} | ${(peer.ms / 1000).toFixed(2)} s | ${peer.cpuSeconds.toFixed(1)} s | ${fmt(peer.peakRssMiB)} MiB | ${fmt(peer.peakAnonMiB)} MiB |`);
+    console.log(`| ${label} | ratio | ${(ours.docsPerSec / peer.docsPerSec).toFixed(2)}x | | ${(ours.cpuSeconds / peer.cpuSeconds).toFixed(2)}x | ${(ours.peakRssMiB / peer.peakRssMiB).toFixed(2)}x | ${(ours.peakAnonMiB / peer.peakAnonMiB).toFixed(2)}x |`);
+    console.log(`load average after ${label}: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
     if (ours.count !== peer.count) throw new Error(`document counts differ: ${ours.count} vs ${peer.count}`);
   }
 }

@@ -22,6 +22,8 @@ import { analyzerFor, type Analyzer } from './analyzer.js';
 import { forEachValue, isSearchable, localesFor } from './fields.js';
 import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
+import { keyOrder, orderByKey } from './key-order.js';
+import { WordTable } from './word-table.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
 import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
@@ -473,7 +475,7 @@ class DeltaMap {
     const { start, docs, dels } = this.log.take();
     // Sorted keys make the B-tree writes sequential.
     const keys = this.keys;
-    const order = Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+    const order = keyOrder(keys);
     let n = 0;
     for (const k of order) {
       if ((++n & STEP_KEYS) === 0) yield;
@@ -700,13 +702,14 @@ function partOrder(words: readonly string[], tags: readonly number[], slots: rea
       unique.push(slot);
     }
   }
-  unique.sort((a, b) => (words[firstKey[a]!]! < words[firstKey[b]!]! ? -1 : 1));
+  const uniqueOrder = orderByKey(unique.length, (i) => words[firstKey[unique[i]!]!]!);
   // The start of each slot's run in the order, then the parts dropped in.
   const start = new Int32Array(maxSlot + 1);
   const count = new Int32Array(maxSlot + 1);
   for (let k = 0; k < n; k++) count[slots[k]!]!++;
   let at = 0;
-  for (const slot of unique) {
+  for (const i of uniqueOrder) {
+    const slot = unique[i]!;
     start[slot] = at;
     at += count[slot]!;
   }
@@ -758,6 +761,8 @@ interface WordSlot {
   no: number;
   plain: number | null;
   exact: number | null;
+  /** The word's entry in the values deltas as a value of one word, once met as one. */
+  value: number | null;
   /** Whether the word's prefix keys are in the prefix table yet. */
   prefixed: boolean;
   /** The last documents added to the word's plain and exact postings. */
@@ -1213,16 +1218,15 @@ class BatchWriter {
     } else if (old) this.docWrites.remove(change.docid);
   }
 
-  private readonly slots = new Map<string, WordSlot>();
+  private readonly slots = new WordTable<WordSlot>();
+  /** The slots of the words of the field `addNew` is at, by position in the field. */
+  private readonly fieldSlots: WordSlot[] = [];
 
   private slotOf(word: string): WordSlot {
-    let slot = this.slots.get(word);
-    if (!slot) {
-      slot = { word, no: this.slotParts.addRow(), plain: null, exact: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null };
-      this.slots.set(word, slot);
-    }
-    return slot;
+    return this.slots.getOrAdd(word, this.newSlot);
   }
+
+  private readonly newSlot = (word: string): WordSlot => ({ word, no: this.slotParts.addRow(), plain: null, exact: null, value: null, prefixed: false, plainDoc: -1, exactDoc: -1, doc: -1, first: 0, fid: -1, id: this.idOf(word), pairPrefixes: null });
 
   private readonly slotParts = new SlotParts();
 
@@ -1259,20 +1263,14 @@ class BatchWriter {
     for (const [fid, words, positions] of entry) {
       const fieldIds = new Array<number>(words.length);
       ids.push(fieldIds);
-      // Long texts (descriptions) are not matched as whole values (see keysOf).
-      let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
-      for (let i = from + 1; i <= words.length; i++) {
-        if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
-          if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(i - from === 1 ? words[from]! : valueKey(words.slice(from, i)), docid);
-          from = i;
-        }
-      }
+      const slots = this.fieldSlots;
       const exact = this.analyzer.isExactAttribute(paths[fid] ?? '');
       let before: WordSlot | null = null;
       for (let i = 0; i < words.length; i++) {
         const w = words[i]!;
         const p = positions[i]!;
         const slot = this.slotOf(w);
+        slots[i] = slot;
         if (before !== null && positions[i - 1] === p - 1 && before.word.length <= PAIR_FIRST_MAX) this.addPair(before, slot, docid);
         before = slot;
         fieldIds[i] = slot.id;
@@ -1308,7 +1306,20 @@ class BatchWriter {
           for (let at = first; at < first + PREFIX_MAX && cells[at]! >= 0; at++) this.prefixes.push(cells[at]!, docid);
         }
       }
+      // Long texts (descriptions) are not matched as whole values (see keysOf). A value of one
+      // word (genres, most tags) finds its entry through the word's slot, not a lookup.
+      let from = words.length > MAX_VALUE_FIELD_WORDS ? words.length : 0;
+      for (let i = from + 1; i <= words.length; i++) {
+        if (i === words.length || positions[i]! - positions[i - 1]! >= VALUE_GAP) {
+          if (i - from === 1) {
+            const slot = slots[from]!;
+            this.values.push((slot.value ??= this.values.entry(slot.word)), docid);
+          } else if (i - from <= MAX_VALUE_WORDS) this.values.addOnce(valueKey(words.slice(from, i)), docid);
+          from = i;
+        }
+      }
     }
+    this.fieldSlots.length = 0;
     for (const slot of seen) this.parts.append(this.bucketPart(slot, positionBucket(slot.first)), docid);
     return ids;
   }
