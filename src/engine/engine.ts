@@ -476,6 +476,7 @@ export class Engine {
   /** Another thread committed a batch: read it from fresh snapshots, and let go of deleted indexes. */
   followCommit(): void {
     this.tasks.renewReads();
+    this.searchRules.forget();
     this.indexes.renewReads();
     noteForeignCommit();
     this.searchThreads?.noteCommit();
