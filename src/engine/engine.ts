@@ -159,9 +159,11 @@ export interface EngineOptions {
    * Once, after the first commit that gives an index words (default false): that index's whole
    * keyword warm-up, one search at a time and only while no request has come for
    * WARM_IDLE_GAP_MS, so that V8 optimizes the search code before users' first searches without
-   * a user's search waiting behind it; given up after WARM_IDLE_DEADLINE_MS. For a server's
+   * a user's search waiting behind it; given up after WARM_IDLE_DEADLINE_MS. Meant for a server's
    * search threads, which open on an empty database and otherwise compile the search code on the
-   * first searches users send (as you type on a freshly built index).
+   * first searches users send (as you type on a freshly built index); not on there yet: served A
+   * on a build with it on (50 ms gap) was far worse than `main` at a similar load, and the cause
+   * was not found on a busy machine (bench/README.md, "Cheaper small buckets").
    */
   warmCodeOnce?: boolean;
   /**
@@ -199,8 +201,12 @@ const WARM_OPEN_WAIT_MS = 800;
 const WARM_LOADING_QUERIES = 6;
 /** Time after which an engine stops its other keyword warm-up searches (see `warm`). */
 const WARM_KEYWORD_BUDGET_MS = 3_000;
-/** `warmCodeOnce` runs a warm-up search only when no request came for this long. */
-const WARM_IDLE_GAP_MS = 50;
+/**
+ * `warmCodeOnce` runs a warm-up search only when no request came for this long: a real pause
+ * (a build between payloads), not the gap between two searches of a steady stream, where a first
+ * warm-up search in cold code (hundreds of ms on a busy machine) would hold up the stream.
+ */
+const WARM_IDLE_GAP_MS = 500;
 /** `warmCodeOnce` gives up what is left of its warm-up this long after it started. */
 const WARM_IDLE_DEADLINE_MS = 30_000;
 

@@ -152,13 +152,13 @@ describe('engine warm-up once, in idle time (warmCodeOnce, as in a server search
       // searches one after another: the warm-up waits for a pause
       expect(await answers(warmed)).toEqual(await answers(cold));
       // a pause: the warm-up runs, then searches interleave with what is left of it
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      await new Promise((resolve) => setTimeout(resolve, 700));
       expect(await answers(warmed)).toEqual(await answers(cold));
       for (const engine of [cold, warmed]) {
         const task = await engine.addDocuments('movies', MOVIES.slice(3), { primaryKey: 'id' });
         expect((await engine.waitForTask(task.taskUid)).status).toBe('succeeded');
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 700));
       expect(await answers(warmed)).toEqual(await answers(cold));
     } finally {
       await cold.close();

@@ -53,7 +53,7 @@ async function answer(engine: Engine, id: number, request: SearchRequest): Promi
 
 async function main(): Promise<void> {
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
-  const engine = await Engine.open({ dbPath: data.dbPath, logLevel: 'off', writer: 'none', skipVersionCheck: true, lock: false, warmCodeOnce: true });
+  const engine = await Engine.open({ dbPath: data.dbPath, logLevel: 'off', writer: 'none', skipVersionCheck: true, lock: false });
   port.on('message', (message: ToSearchThread) => {
     switch (message.type) {
       case 'requests':
