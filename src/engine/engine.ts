@@ -156,6 +156,17 @@ export interface EngineOptions {
    */
   warmAfterCommit?: boolean;
   /**
+   * Once, after the first commit that gives an index words (default false): that index's whole
+   * keyword warm-up, one search at a time and only while no request has come for
+   * WARM_IDLE_GAP_MS, so that V8 optimizes the search code before users' first searches without
+   * a user's search waiting behind it; given up after WARM_IDLE_DEADLINE_MS. Meant for a server's
+   * search threads, which open on an empty database and otherwise compile the search code on the
+   * first searches users send (as you type on a freshly built index); not on there yet: served A
+   * on a build with it on (50 ms gap) was far worse than `main` at a similar load, and the cause
+   * was not found on a busy machine (bench/README.md, "Cheaper small buckets").
+   */
+  warmCodeOnce?: boolean;
+  /**
    * How long the write thread may sit idle (no batch, no task registered) before it ends, giving
    * its memory back; the next task starts another. Default: 1000 ms under a memory limit below
    * 4 GiB (see tasks/write-thread.ts), else never (null).
@@ -190,6 +201,14 @@ const WARM_OPEN_WAIT_MS = 800;
 const WARM_LOADING_QUERIES = 6;
 /** Time after which an engine stops its other keyword warm-up searches (see `warm`). */
 const WARM_KEYWORD_BUDGET_MS = 3_000;
+/**
+ * `warmCodeOnce` runs a warm-up search only when no request came for this long: a real pause
+ * (a build between payloads), not the gap between two searches of a steady stream, where a first
+ * warm-up search in cold code (hundreds of ms on a busy machine) would hold up the stream.
+ */
+const WARM_IDLE_GAP_MS = 500;
+/** `warmCodeOnce` gives up what is left of its warm-up this long after it started. */
+const WARM_IDLE_DEADLINE_MS = 30_000;
 
 export class Engine {
   readonly dbPath: string;
@@ -259,6 +278,7 @@ export class Engine {
     if (options.autoProcess !== false) engine.scheduler.start();
     engine.warms = options.warm ?? (!options.searchThreads && options.writer !== 'inline');
     engine.warmsAfterCommit = engine.warms && options.warmAfterCommit === true;
+    engine.codeWarmPending = engine.warms && options.warmCodeOnce === true;
     if (engine.warms) await engine.warm(options.warmWaitMs ?? WARM_OPEN_WAIT_MS);
     return engine;
   }
@@ -425,6 +445,63 @@ export class Engine {
     }
   }
 
+  /** `EngineOptions.warmCodeOnce`: its warm-up has not started yet. */
+  private codeWarmPending = false;
+  private codeWarming = false;
+  /** Requests being answered by `answer`, and when the last one came or left (for `whenIdle`). */
+  private answering = 0;
+  private lastRequestAt = 0;
+
+  /**
+   * `EngineOptions.warmCodeOnce`, after a commit: the first index with words gets its whole
+   * keyword warm-up (see warm-queries.ts), in idle time (`whenIdle`), once per engine. Even the
+   * dictionary it is made from waits for idle time: loading it takes tens of milliseconds.
+   */
+  private warmCodeOnce(): void {
+    if (!this.codeWarmPending || this.codeWarming || this.closed) return;
+    if (this.codeWarmed) {
+      this.codeWarmPending = false;
+      return;
+    }
+    this.codeWarming = true;
+    const started = performance.now();
+    void (async () => {
+      try {
+        await this.whenIdle();
+        for (const uid of this.indexes.uids()) {
+          if (this.closed || !this.indexes.exists(uid)) continue;
+          const bodies = warmQueries(this.indexes.get(uid));
+          if (bodies.length === 0) continue;
+          this.codeWarmPending = false;
+          this.codeWarmed = true;
+          for (const body of bodies) {
+            await this.whenIdle();
+            if (this.closed || performance.now() - started > WARM_IDLE_DEADLINE_MS) return;
+            await this.answerHere({ kind: 'search', uid, body });
+          }
+          return;
+        }
+      } catch (error) {
+        // a deleted or unreadable index fails its own searches with the reason
+        this.log('debug', `warming the search code: ${(error as Error).message}`);
+      } finally {
+        this.codeWarming = false;
+      }
+    })();
+  }
+
+  /** Resolves once no request is being answered and none came for WARM_IDLE_GAP_MS (or the engine closed). */
+  private whenIdle(): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const quiet = performance.now() - this.lastRequestAt;
+        if (this.closed || (this.answering === 0 && quiet >= WARM_IDLE_GAP_MS)) resolve();
+        else setTimeout(check, Math.max(1, WARM_IDLE_GAP_MS - quiet)).unref();
+      };
+      check();
+    });
+  }
+
   /** The scheduler in this thread: it alone changes the stores, so it cleans up after a crash first. */
   private inlineWriteSide(options: EngineOptions): Scheduler {
     if (!options.resumeWriter) {
@@ -476,11 +553,13 @@ export class Engine {
   /** Another thread committed a batch: read it from fresh snapshots, and let go of deleted indexes. */
   followCommit(): void {
     this.tasks.renewReads();
+    this.searchRules.forget();
     this.indexes.renewReads();
     noteForeignCommit();
     this.searchThreads?.noteCommit();
     this.indexes.closeUnmapped().catch((error: Error) => this.log('warn', `could not close a deleted index: ${error.message}`));
     this.warmAfterCommit();
+    this.warmCodeOnce();
   }
 
   /** Whatever processes the task queue: this thread's scheduler, or the write thread's mirror. */
@@ -901,6 +980,18 @@ export class Engine {
   /** A search request's response body as UTF-8 JSON: computed in a search thread when there are some (`searchThreads`). */
   async answer(request: SearchRequest): Promise<Buffer> {
     if (this.searchThreads) return this.searchThreads.run({ ...request, queuedAt: request.queuedAt ?? sharedClock() });
+    // a warm-up in idle time (`warmCodeOnce`) waits while requests come
+    this.answering++;
+    this.lastRequestAt = performance.now();
+    try {
+      return await this.answerHere(request);
+    } finally {
+      this.answering--;
+      this.lastRequestAt = performance.now();
+    }
+  }
+
+  private async answerHere(request: SearchRequest): Promise<Buffer> {
     const started = sharedClock();
     const response = await this.read(request);
     if (request.queuedAt !== undefined) addQueueWait(response, started - request.queuedAt);

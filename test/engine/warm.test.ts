@@ -136,3 +136,33 @@ describe('engine warm-up after a commit', () => {
     }
   });
 });
+
+describe('engine warm-up once, in idle time (warmCodeOnce, as in a server search thread)', () => {
+  it('answers searches sent during and after it as an engine that does not warm, and closes cleanly while it waits for idle time', async () => {
+    const { engine: cold, dbPath: coldPath } = await tempEngine({ warm: false });
+    dirs.push(coldPath);
+    const warmPath = `${coldPath}-warm`;
+    dirs.push(warmPath);
+    const warmed = await Engine.open({ dbPath: warmPath, logLevel: 'off', warm: true, warmCodeOnce: true });
+    try {
+      for (const engine of [cold, warmed]) {
+        const task = await engine.addDocuments('movies', MOVIES.slice(0, 3), { primaryKey: 'id' });
+        expect((await engine.waitForTask(task.taskUid)).status).toBe('succeeded');
+      }
+      // searches one after another: the warm-up waits for a pause
+      expect(await answers(warmed)).toEqual(await answers(cold));
+      // a pause: the warm-up runs, then searches interleave with what is left of it
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(await answers(warmed)).toEqual(await answers(cold));
+      for (const engine of [cold, warmed]) {
+        const task = await engine.addDocuments('movies', MOVIES.slice(3), { primaryKey: 'id' });
+        expect((await engine.waitForTask(task.taskUid)).status).toBe('succeeded');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(await answers(warmed)).toEqual(await answers(cold));
+    } finally {
+      await cold.close();
+      await warmed.close();
+    }
+  });
+});

@@ -250,20 +250,35 @@ export class SearchRuleStore {
     return [...this.db.getRange()].map((e) => e.value);
   }
 
+  /** Whether there is no rule, as last read (null: read again); see `isEmpty`. */
+  private emptyKnown: boolean | null = null;
+
+  /**
+   * Asked by every search: remembered until this store writes or `forget` is called (another
+   * thread committed), where a cursor step per search was 2.5% of a `star wars` search.
+   */
   isEmpty(): boolean {
-    return this.db.getKeysCount({ limit: 1 }) === 0;
+    return (this.emptyKnown ??= this.db.getKeysCount({ limit: 1 }) === 0);
+  }
+
+  /** Another thread committed: read `isEmpty` again. */
+  forget(): void {
+    this.emptyKnown = null;
   }
 
   /** Inside a write transaction of the task store's environment. */
   putSync(rule: DynamicSearchRule): void {
+    this.emptyKnown = null;
     this.db.putSync(rule.uid, rule);
   }
 
   removeSync(uid: string): boolean {
+    this.emptyKnown = null;
     return this.db.removeSync(uid);
   }
 
   clearSync(): number {
+    this.emptyKnown = null;
     let n = 0;
     for (const key of this.db.getKeys()) if (this.db.removeSync(key)) n++;
     return n;

@@ -81,6 +81,58 @@ describe('document entries', () => {
     expect(entryExactness(bytes, [99])).toBe(0);
   });
 
+  it('tell exactness the same as reading every value, on random entries and queries taken from them', () => {
+    /** Exactness by splitting each field into values and comparing each (the definition). */
+    const byValues = (fields: Fields, wanted: number[]): number => {
+      let start = false;
+      for (const [, ids, positions] of fields) {
+        let from = 0;
+        for (let i = 1; i <= ids.length; i++) {
+          if (i < ids.length && positions[i]! - positions[i - 1]! < 8) continue;
+          const value = ids.slice(from, i);
+          if (value.length >= wanted.length && wanted.every((w, k) => value[k] === w)) {
+            if (value.length === wanted.length) return 0;
+            start = true;
+          }
+          from = i;
+        }
+      }
+      return start ? 1 : -1;
+    };
+    const seen = new Set<number>();
+    for (let round = 0; round < 2000; round++) {
+      const fields = randomEntry();
+      // small ids repeat, so that values often start with (or equal) the query
+      for (const [, ids] of fields) for (let i = 0; i < ids.length; i++) if (rnd(2) === 0) ids[i] = rnd(4);
+      const all = fields.flatMap(([, ids]) => ids);
+      const at = rnd(Math.max(1, all.length));
+      const wanted = rnd(4) === 0 ? [rnd(4), rnd(4)] : all.slice(at, at + 1 + rnd(3));
+      const expected = byValues(fields, wanted);
+      seen.add(expected);
+      expect(entryExactness(encodeEntry(fields), wanted)).toBe(expected);
+    }
+    expect([...seen].sort()).toEqual([-1, 0, 1]);
+  });
+
+  it('find the words a table marks, and a given word, with a cursor, whatever the id width', () => {
+    for (let round = 0; round < 300; round++) {
+      const fields = randomEntry();
+      const cursor = new EntryCursor();
+      cursor.open(encodeEntry(fields));
+      const marks = new Int8Array(20_000);
+      for (let k = 0; k < 50; k++) marks[rnd(20_000)] = 1;
+      for (const [, ids] of fields) {
+        cursor.nextField();
+        const marked: number[] = [];
+        for (let i = cursor.nextMarked(marks, 0); i < cursor.n; i = cursor.nextMarked(marks, i + 1)) marked.push(i);
+        // an id beyond the table counts as marked
+        expect(marked).toEqual(ids.flatMap((id, i) => (id >= marks.length || marks[id] !== 0 ? [i] : [])));
+        const id = ids[rnd(Math.max(1, ids.length))] ?? 5;
+        expect(cursor.indexOfId(id, 0)).toBe(ids.includes(id) ? ids.indexOf(id) : ids.length);
+      }
+    }
+  });
+
   it('convert from the u32 layout of format 1.1.0 without a change', () => {
     for (let round = 0; round < 200; round++) {
       const fields = randomEntry();

@@ -47,6 +47,15 @@ function giveTable(table: Int8Array): void {
 
 const MAX_FREE_TABLES = 16;
 
+/**
+ * Byte arenas for the entries an analyzer keeps (see `MatchAnalyzer.raws`), kept between
+ * searches: a copy of its own per entry (`new Uint8Array(raw)`, a new ArrayBuffer each) was the
+ * largest single cost of ranking a small bucket, more than reading the entries' words.
+ */
+const freeArenas: Uint8Array[] = [];
+const ARENA_BYTES = 64 * 1024;
+const MAX_FREE_ARENAS = 2;
+
 /** Cost of a term pair with no occurrences in a common field, and of any pair this far apart or more. */
 export const MAX_PAIR_COST = 7;
 
@@ -164,6 +173,10 @@ export class MatchAnalyzer {
       giveTable(table);
     }
     this.touched.length = 0;
+    // the views into it are dropped with the analyzer
+    if (this.arena && this.arena.length === ARENA_BYTES && freeArenas.length < MAX_FREE_ARENAS) freeArenas.push(this.arena);
+    this.arena = null;
+    this.raws.clear();
   }
 
   private readonly any: Int8Array;
@@ -247,9 +260,8 @@ export class MatchAnalyzer {
       const n = c.n;
       if (allowed && !allowed.has(c.fid)) continue;
       last.fill(-1, 0, nTerms);
-      for (let i = 0; i < n; i++) {
+      for (let i = checkAll ? 0 : c.nextMarked(any, 0); i < n; i = checkAll ? i + 1 : c.nextMarked(any, i + 1)) {
         const id = c.id(i);
-        if (!checkAll && any[id] === 0) continue;
         let hit = false;
         for (let t = 0; t < nTerms; t++) {
           let m = idTypos[t]![id]! > 0;
@@ -306,6 +318,21 @@ export class MatchAnalyzer {
    * small buckets are computed; the bound is a safeguard.
    */
   private readonly raws = new Map<number, Uint8Array>();
+  private arena: Uint8Array | null = null;
+  private arenaUsed = 0;
+
+  /** Keeps a copy of `raw` (lmdb reuses the buffer of a fast read; Buffer#slice would only be a view of it). */
+  private keepRaw(docid: number, raw: Uint8Array): void {
+    let arena = this.arena ?? freeArenas.pop() ?? new Uint8Array(ARENA_BYTES);
+    if (arena.length - this.arenaUsed < raw.length) {
+      // earlier views keep the full arena alive; a new one takes the rest
+      arena = new Uint8Array(Math.max(ARENA_BYTES, raw.length));
+      this.arenaUsed = 0;
+    }
+    this.arena = arena;
+    arena.set(raw, this.arenaUsed);
+    this.raws.set(docid, arena.subarray(this.arenaUsed, (this.arenaUsed += raw.length)));
+  }
 
   /** See `entryExactness`; -1 for a document without searchable words. */
   exactness(docid: number, wanted: readonly number[]): number {
@@ -318,8 +345,7 @@ export class MatchAnalyzer {
     const occurrences: TermOccurrences[] = this.terms.map(() => []);
     const raw = this.reader.rawDoc(docid);
     if (!raw) return { occurrences };
-    // a copy: lmdb reuses the buffer of a fast read (and Buffer#slice would only be a view of it)
-    if (this.raws.size < MAX_KEPT_ENTRIES) this.raws.set(docid, new Uint8Array(raw));
+    if (this.raws.size < MAX_KEPT_ENTRIES) this.keepRaw(docid, raw);
     const c = this.cursor;
     c.open(raw);
     const nTerms = this.terms.length;
@@ -331,9 +357,8 @@ export class MatchAnalyzer {
       const fid = c.fid;
       const n = c.n;
       if (allowed && !allowed.has(fid)) continue;
-      for (let i = 0; i < n; i++) {
+      for (let i = checkAll ? 0 : c.nextMarked(any, 0); i < n; i = checkAll ? i + 1 : c.nextMarked(any, i + 1)) {
         const id = c.id(i);
-        if (!checkAll && any[id] === 0) continue;
         for (let t = 0; t < nTerms; t++) {
           let v = idTypos[t]![id]!;
           const open = openPrefix[t];

@@ -329,11 +329,15 @@ const wordPosition: RankingRule = {
   },
 };
 
+/** The query words of the active terms, in order (a loop: `flatMap` was 4% of a `star wars` search, one call per final bucket). */
 function queryWords(ctx: RankingContext, active: number[]): string[] {
-  return active.flatMap((i) => {
+  const out: string[] = [];
+  for (const i of active) {
     const t = ctx.terms[i]!.term;
-    return t.kind === 'word' ? [t.word] : t.words.filter((w): w is string => w !== null);
-  });
+    if (t.kind === 'word') out.push(t.word);
+    else for (const w of t.words) if (w !== null) out.push(w);
+  }
+  return out;
 }
 
 const exactness: RankingRule = {
