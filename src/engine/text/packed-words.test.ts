@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PackedWords, PackedWordsBuilder } from './packed-words.js';
 import { WordDictionary } from './typo.js';
 import { movies as filmsFixture } from '../../../test/data.js';
+import { osa } from '../../../test/edit-distance.js';
 
 /** Every distinct word of the movies' titles and overviews, accents and other scripts kept. */
 function fixtureVocabulary(count: number): string[] {
@@ -12,17 +13,6 @@ function fixtureVocabulary(count: number): string[] {
   // and words of other scripts (two bytes per unit), with near neighbours
   const others = ['δέλτα', 'δέλτο', 'δάλτα', '日本語', '日本', '本語', 'œuvre', 'œuvres', 'ŝipo', 'ŝipoj', 'łódź', 'łodzie'];
   return [...new Set([...words, ...others])].sort();
-}
-
-/** Reference Damerau (optimal string alignment) distance. */
-function osa(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  return d[a.length]![b.length]!;
 }
 
 /** The typo dictionary's rules on a plain list of strings: within budget, first letter counting two. */
