@@ -278,7 +278,7 @@ export class Engine {
     if (options.autoProcess !== false) engine.scheduler.start();
     engine.warms = options.warm ?? (!options.searchThreads && options.writer !== 'inline');
     engine.warmsAfterCommit = engine.warms && options.warmAfterCommit === true;
-    engine.codeWarmPending = engine.warms && options.warmCodeOnce === true;
+    engine.codeWarmPending = engine.tracksRequests = engine.warms && options.warmCodeOnce === true;
     if (engine.warms) await engine.warm(options.warmWaitMs ?? WARM_OPEN_WAIT_MS);
     return engine;
   }
@@ -448,7 +448,8 @@ export class Engine {
   /** `EngineOptions.warmCodeOnce`: its warm-up has not started yet. */
   private codeWarmPending = false;
   private codeWarming = false;
-  /** Requests being answered by `answer`, and when the last one came or left (for `whenIdle`). */
+  /** Requests being answered by `answer`, and when the last one came or left (for `whenIdle`; counted only with `warmCodeOnce`). */
+  private tracksRequests = false;
   private answering = 0;
   private lastRequestAt = 0;
 
@@ -980,6 +981,7 @@ export class Engine {
   /** A search request's response body as UTF-8 JSON: computed in a search thread when there are some (`searchThreads`). */
   async answer(request: SearchRequest): Promise<Buffer> {
     if (this.searchThreads) return this.searchThreads.run({ ...request, queuedAt: request.queuedAt ?? sharedClock() });
+    if (!this.tracksRequests) return this.answerHere(request);
     // a warm-up in idle time (`warmCodeOnce`) waits while requests come
     this.answering++;
     this.lastRequestAt = performance.now();

@@ -11,6 +11,7 @@ import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
 import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
+import { BoundedCache } from './bounded-cache.js';
 import { Vocabulary } from './vocabulary.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -34,12 +35,10 @@ export class KeywordReader {
   private generation = -1;
   private dict: WordDictionary | null = null;
   private paths: string[] | null = null;
-  /** Decoded posting lists with their bytes, least recently read first. */
-  private readonly bitmaps = new Map<string, { bitmap: Bitmap; bytes: number }>();
-  private bitmapBytes = 0;
-  /** Decoded word records (see `parts`) with their bytes, least recently read first. */
-  private readonly records = new Map<string, { parts: Map<number, Bitmap>; bytes: number }>();
-  private recordBytes = 0;
+  /** Decoded posting lists, least recently read first. */
+  private readonly bitmaps = new BoundedCache<Bitmap>(BITMAP_CACHE_SIZE, BITMAP_CACHE_BYTES);
+  /** Decoded word records (see `parts`), oldest first. */
+  private readonly records = new BoundedCache<Map<number, Bitmap>>(RECORD_CACHE_SIZE, RECORD_CACHE_BYTES);
 
   constructor(readonly store: IndexStore) {
     this.dbs = keywordDbs(store);
@@ -54,9 +53,7 @@ export class KeywordReader {
     this.vocab = null;
     this.dictIds = null;
     this.bitmaps.clear();
-    this.bitmapBytes = 0;
     this.records.clear();
-    this.recordBytes = 0;
   }
 
   dictionary(): WordDictionary {
@@ -81,22 +78,10 @@ export class KeywordReader {
   private cached(kind: string, key: string, load: () => Bitmap | undefined): Bitmap {
     this.refresh();
     const k = kind + key;
-    const known = this.bitmaps.get(k);
-    if (known) {
-      // Refresh recency.
-      this.bitmaps.delete(k);
-      this.bitmaps.set(k, known);
-      return known.bitmap;
-    }
+    const known = this.bitmaps.use(k);
+    if (known) return known;
     const bitmap = load() ?? EMPTY;
-    const bytes = bitmapBytes(bitmap);
-    while (this.bitmaps.size > 0 && (this.bitmaps.size >= BITMAP_CACHE_SIZE || this.bitmapBytes + bytes > BITMAP_CACHE_BYTES)) {
-      const [oldest, entry] = this.bitmaps.entries().next().value!;
-      this.bitmaps.delete(oldest);
-      this.bitmapBytes -= entry.bytes;
-    }
-    this.bitmaps.set(k, { bitmap, bytes });
-    this.bitmapBytes += bytes;
+    this.bitmaps.set(k, bitmap, bitmapBytes(bitmap));
     return bitmap;
   }
 
@@ -156,7 +141,7 @@ export class KeywordReader {
   private parts(word: string): Map<number, Bitmap> {
     this.refresh();
     const known = this.records.get(word);
-    if (known) return known.parts;
+    if (known) return known;
     const parts = new Map<number, Bitmap>();
     // The record's serialized size stands for its decoded parts' (no call per part).
     let bytes = 0;
@@ -176,13 +161,7 @@ export class KeywordReader {
           else parts.set(tag, extra);
         }
     }
-    while (this.records.size > 0 && (this.records.size >= RECORD_CACHE_SIZE || this.recordBytes + bytes > RECORD_CACHE_BYTES)) {
-      const [oldest, entry] = this.records.entries().next().value!;
-      this.records.delete(oldest);
-      this.recordBytes -= entry.bytes;
-    }
-    this.records.set(word, { parts, bytes });
-    this.recordBytes += bytes;
+    this.records.set(word, parts, bytes);
     return parts;
   }
 
