@@ -173,6 +173,13 @@ export interface EngineOptions {
    */
   writeThreadIdleEndMs?: number | null;
   /**
+   * Run the write side in a worker thread or in a child process (see tasks/write-host.ts).
+   * Default: a child process under a memory limit below 4 GiB, where its exit after an idle spell
+   * gives back all the memory a build took, else a thread; `SEARCH_WRITE_PROCESS=on|off` decides
+   * where this option is not given.
+   */
+  writeHost?: 'thread' | 'process';
+  /**
    * Set in a write thread started again in the same process (after an idle end or a crash): it
    * skips the start-up clean-up of update files no task refers to, since the serving thread may
    * be writing one for a task it has not registered yet, and of unknown index directories.
@@ -546,6 +553,8 @@ export class Engine {
       },
       beforeBatchFinished: () => this.followCommit(),
       idleEndMs: options.writeThreadIdleEndMs,
+      host: options.writeHost,
+      lockFd: this.lock?.fd,
       // the payloads this thread handed on and the replies it decoded are garbage by now
       afterIdleEnd: () => collectAfterWork(),
     });

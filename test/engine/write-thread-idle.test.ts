@@ -1,17 +1,37 @@
 /**
- * Under a memory limit the write thread ends once the queue has been idle for a while (its memory
- * goes back to the system) and the next task starts another (tasks/write-thread.ts). Here the
- * idle time is set through `writeThreadIdleEndMs`, since the test machine has no limit.
+ * Under a memory limit the write side ends once the queue has been idle for a while (its memory
+ * goes back to the system) and the next task starts another (tasks/write-thread.ts), whether it
+ * runs as a worker thread or as a child process (tasks/write-host.ts). Here the idle time and the
+ * host are set through the engine's options, since the test machine has no limit.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
+import type { WriteHostKind } from '../../src/engine/tasks/write-host.js';
 import { tempEngine } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The OS threads of this process: an ended worker thread is joined, so the count falls by one. */
 const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+
+/** The child processes of this one that run a write side (src/engine/tasks/write-host.ts). */
+function writeProcesses(): number {
+  let count = 0;
+  for (const task of readdirSync('/proc/self/task')) {
+    for (const pid of readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--search-write-process')) count++;
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return count;
+}
+
+/** What shows a live write side: one more thread, or one more child process. */
+const LIVE: Record<WriteHostKind, () => number> = { thread: threads, process: writeProcesses };
 
 async function waitFor(condition: () => boolean, ms = 10_000): Promise<void> {
   const until = performance.now() + ms;
@@ -33,25 +53,26 @@ afterEach(async () => {
   cleanup = null;
 });
 
-describe('the write thread ends when the queue is idle', () => {
+describe.each(['thread', 'process'] as const)('the write side (a %s) ends when the queue is idle', (writeHost) => {
+  const live = LIVE[writeHost];
   test('it ends after the idle time, the next task starts another, and documents are indexed', async () => {
-    const opened = await tempEngine({ writeThreadIdleEndMs: 150 });
+    const opened = await tempEngine({ writeThreadIdleEndMs: 150, writeHost });
     cleanup = opened.cleanup;
     const { engine } = opened;
     await succeeded(engine, (await engine.addDocuments('movies', [{ id: 1, title: 'first' }], { primaryKey: 'id' })).taskUid);
-    const busy = threads();
-    await waitFor(() => threads() === busy - 1);
+    const busy = live();
+    await waitFor(() => live() === busy - 1);
     // ended: the next task starts a write thread again
     await succeeded(engine, (await engine.addDocuments('movies', [{ id: 2, title: 'second' }])).taskUid);
-    expect(threads()).toBe(busy);
+    expect(live()).toBe(busy);
     expect((await engine.search('movies', { q: 'second' })).hits.map((h) => h.id)).toEqual([2]);
-    await waitFor(() => threads() === busy - 1);
+    await waitFor(() => live() === busy - 1);
     expect((await engine.search('movies', { q: '' })).estimatedTotalHits).toBe(2);
   }, 60_000);
 
   test('tasks registered before, while and after it ends are processed once each, in order', async () => {
     // a short idle time: tasks arrive while a thread ends and while the next one starts
-    const opened = await tempEngine({ writeThreadIdleEndMs: 20 });
+    const opened = await tempEngine({ writeThreadIdleEndMs: 20, writeHost });
     cleanup = opened.cleanup;
     const { engine } = opened;
     const uids: number[] = [];
@@ -71,7 +92,7 @@ describe('the write thread ends when the queue is idle', () => {
 
   test('closing the engine while the write thread ends, or once it has ended, returns', async () => {
     for (const wait of [0, 15, 30, 300]) {
-      const opened = await tempEngine({ writeThreadIdleEndMs: 15 });
+      const opened = await tempEngine({ writeThreadIdleEndMs: 15, writeHost });
       await succeeded(opened.engine, (await opened.engine.addDocuments('a', [{ id: 1 }], { primaryKey: 'id' })).taskUid);
       await sleep(wait);
       await opened.cleanup();
@@ -79,7 +100,7 @@ describe('the write thread ends when the queue is idle', () => {
   }, 60_000);
 
   test('stop and start around an ended write thread: tasks registered while stopped wait, then run', async () => {
-    const opened = await tempEngine({ writeThreadIdleEndMs: 30 });
+    const opened = await tempEngine({ writeThreadIdleEndMs: 30, writeHost });
     cleanup = opened.cleanup;
     const { engine } = opened;
     await succeeded(engine, (await engine.addDocuments('a', [{ id: 1 }], { primaryKey: 'id' })).taskUid);

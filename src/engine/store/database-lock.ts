@@ -5,7 +5,7 @@
  *
  * The lock belongs to the process, not to a thread: the write thread and the search threads of
  * a server open the same directory under the lock of their parent, which is the only one to take
- * it. A process that opens the same directory twice (an embedding application, the tests) shares
+ * it (a write side run as a child process inherits the parent's descriptor of it). A process that opens the same directory twice (an embedding application, the tests) shares
  * its own lock, counted, and lets it go with the last close.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, ftruncateSync, writeSync } from 'node:fs';
@@ -37,16 +37,38 @@ const held = new Map<string, Held>();
 
 export interface DatabaseLock {
   release(): void;
+  /**
+   * The descriptor that holds the lock. A child process that inherits it holds the lock with this
+   * one (flock belongs to the open file, not to a process): the write side's process does, so that
+   * no other server opens the directory while it lives (see tasks/write-host.ts).
+   */
+  readonly fd: number;
 }
 
 /** The error of a second process: it names the holder and the way to reach it instead. */
 export function databaseInUse(root: string, pid: number | null): SearchError {
+  if (pid && !alive(pid))
+    return new SearchError(
+      'database_in_use',
+      `The database at \`${root}\` is still in use by the write process of a server that ended (process ${pid}); ` +
+        'it stops within moments: try again.',
+    );
   const holder = pid ? `process ${pid}` : 'another process';
   return new SearchError(
     'database_in_use',
     `The database at \`${root}\` is in use by ${holder} (a \`search serve\` or another command): ` +
       'stop it first, or run this command against the running server with `--url`.',
   );
+}
+
+/** Whether a process with this id exists (EPERM: it does, under another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The pid written in the lock file by its holder, if any. */
@@ -96,6 +118,7 @@ export function lockDatabase(root: string): DatabaseLock {
 function once(key: string): DatabaseLock {
   let released = false;
   return {
+    fd: held.get(key)!.fd,
     release() {
       if (released) return;
       released = true;

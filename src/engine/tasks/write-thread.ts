@@ -22,12 +22,12 @@
  * Ending the thread returns its heap whole.
  */
 import { EventEmitter } from 'node:events';
-import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-counts.js';
 import { SearchError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
-import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { workerScriptUrl } from '../worker-script.js';
 import { workerHeapLimits } from '../thread-heaps.js';
+import { startWriteHost, writeHostKind, type WriteHost, type WriteHostKind } from './write-host.js';
 import type { BatchFinished, BatchStarted } from './scheduler.js';
 import type { WriteSide } from './write-side.js';
 import type { LogEvent } from '../logs/event.js';
@@ -98,6 +98,10 @@ export interface WriteThreadOptions extends Omit<WriteThreadData, 'outboundPolic
   idleEndMs?: number | null;
   /** Runs when an idle worker has ended (the serving thread may collect its own garbage then). */
   afterIdleEnd?: () => void;
+  /** A worker thread or a child process (see write-host.ts); default: writeHostKind(). */
+  host?: WriteHostKind;
+  /** The directory lock's descriptor, which a child process keeps open while it lives (see write-host.ts). */
+  lockFd?: number;
 }
 
 const SCRIPT = workerScriptUrl(import.meta.url, './write-thread.worker.js');
@@ -109,7 +113,8 @@ export const IDLE_END_MS = 1000;
 const RESTART_DELAYS_MS = [100, 200, 400, 800, 1600, 3200, 6400, 12_800, 25_600];
 
 export class WriteThread extends EventEmitter implements WriteSide {
-  private worker: Worker | null = null;
+  private worker: WriteHost | null = null;
+  private readonly hostKind: WriteHostKind;
   private current: BatchStarted | null = null;
   private started = false;
   private stopping: Promise<void> | null = null;
@@ -132,6 +137,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
   private constructor(private readonly options: WriteThreadOptions) {
     super();
     this.idleEndMs = options.idleEndMs !== undefined ? options.idleEndMs : workerHeapLimits('write') ? IDLE_END_MS : null;
+    this.hostKind = options.host ?? writeHostKind();
     this.unfollowPolicy = onOutboundPolicyChange((policy) => this.post({ type: 'outboundPolicy', spec: policy.spec }));
     this.unfollowLogFilters = options.followLogFilters ? onFiltersChange(() => this.post({ type: 'logFilters', specs: options.logFilters() })) : () => {};
   }
@@ -153,13 +159,12 @@ export class WriteThread extends EventEmitter implements WriteSide {
       resumed: this.booted,
     };
     this.booted = true;
-    // one process, one environment: variables set later (tests, embedder keys) reach the worker too
-    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV, resourceLimits: workerHeapLimits('write') });
+    const worker = startWriteHost(this.hostKind, { script: SCRIPT, data, inheritFd: this.options.lockFd });
     this.worker = worker;
     this.ready = false;
     return new Promise<void>((resolve, reject) => {
       let booted = false;
-      worker.on('message', (message: FromWriteThread) => {
+      worker.onMessage((message) => {
         if (message.type === 'ready') {
           booted = true;
           this.ready = true;
@@ -172,11 +177,11 @@ export class WriteThread extends EventEmitter implements WriteSide {
           reject(new SearchError(message.code, message.message));
         } else this.receive(message);
       });
-      worker.on('error', (error) => {
-        this.options.log('error', `the write thread failed: ${error.stack ?? error.message}`);
+      worker.onError((error) => {
+        this.options.log('error', `the write ${worker.kind} failed: ${error.stack ?? error.message}`);
         if (!booted) reject(error);
       });
-      worker.on('exit', (code) => {
+      worker.onExit((code) => {
         if (this.worker !== worker) return;
         this.worker = null;
         this.current = null;
@@ -280,7 +285,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
   }
 
   private post(message: ToWriteThread): void {
-    this.worker?.postMessage(message);
+    this.worker?.post(message);
   }
 
   start(): void {
@@ -349,9 +354,9 @@ export class WriteThread extends EventEmitter implements WriteSide {
     const worker = this.worker;
     if (!worker) return;
     await new Promise<void>((resolve) => {
-      worker.on('message', (message: FromWriteThread) => message.type === 'closed' && resolve());
-      worker.once('exit', () => resolve());
-      worker.postMessage({ type: 'close', abort } satisfies ToWriteThread);
+      worker.onMessage((message) => message.type === 'closed' && resolve());
+      worker.onExit(() => resolve());
+      worker.post({ type: 'close', abort });
     });
     for (const ack of this.stopAcks.splice(0)) ack();
     this.worker = null;

@@ -1,9 +1,9 @@
 /**
- * The write thread's entry (see write-thread.ts): an engine whose scheduler runs here, with the
- * operations processors (dumps, snapshots, upgrades) installed, answering the serving thread's
- * messages and reporting batch events and log lines back to it.
+ * The write side's entry (see write-thread.ts), in a worker thread or a child process (see
+ * write-host.ts): an engine whose scheduler runs here, with the operations processors (dumps,
+ * snapshots, upgrades) installed, answering the serving thread's messages and reporting batch
+ * events and log lines back to it.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
 import { Engine, type LogLevel } from '../engine.js';
 import { toSearchError } from '../errors.js';
@@ -12,13 +12,14 @@ import { Ops } from '../ops/service.js';
 import { setSink } from '../logs/logger.js';
 import { LogTargets } from '../logs/targets.js';
 import { collectAfterWork } from '../thread-heaps.js';
-import type { FromWriteThread, ToWriteThread, WriteThreadData } from './write-thread.js';
+import { parentChannel } from './parent-channel.js';
+import type { FromWriteThread, ToWriteThread } from './write-thread.js';
 
-const port = parentPort!;
-const data = workerData as WriteThreadData;
+const channel = parentChannel();
+const data = channel.data;
 
 function post(message: FromWriteThread): void {
-  port.postMessage(message);
+  channel.post(message);
 }
 
 /** Events one of the serving thread's filters accepts go there (see logs/logger.ts). */
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
   } catch (error) {
     const searchError = toSearchError(error);
     post({ type: 'initFailed', code: searchError.code, message: searchError.message });
-    port.close();
+    channel.close();
     return;
   }
   let ops = Ops.install(engine, {});
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
     collectAfterWork();
   });
 
-  port.on('message', (message: ToWriteThread) => {
+  channel.onMessage((message: ToWriteThread) => {
     switch (message.type) {
       case 'start':
         scheduler.start();
@@ -105,7 +106,7 @@ async function main(): Promise<void> {
           await engine.close({ abort: message.abort });
           await ops.close();
           post({ type: 'closed', pending });
-          port.close();
+          channel.close();
         })();
         break;
     }
