@@ -22,30 +22,15 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { availableMemory } from '../engine/tasks/batch-budget.js';
-import { AMPLE_MEMORY } from '../engine/thread-heaps.js';
+import { MALLOC_TUNABLES, wantsAllocatorSettings } from '../engine/allocator-settings.js';
 
-/** Blocks of 128 KiB and more mapped on their own (unmapped when freed); two arenas for all threads. */
-export const MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2';
+export { MALLOC_TUNABLES };
 
 /** The signals a supervisor sends that the child must see. */
 const PASSED_ON = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'] as const;
 
 /** Set in the child: it ends when the parent does. */
 const CHILD_MARK = 'SEARCH_MALLOC_TUNED_CHILD';
-
-function usesGlibc(): boolean {
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  return typeof header?.glibcVersionRuntime === 'string';
-}
-
-/** Whether this process should run again with MALLOC_TUNABLES. */
-export function wantsAllocatorSettings(env: NodeJS.ProcessEnv = process.env, memory = availableMemory()): boolean {
-  const mode = env.SEARCH_MALLOC_TUNING ?? 'auto';
-  if (mode === 'off' || env.GLIBC_TUNABLES !== undefined || process.platform !== 'linux') return false;
-  if (mode !== 'on' && memory >= AMPLE_MEMORY) return false;
-  return usesGlibc();
-}
 
 /**
  * Run this command again with the allocator settings when wanted (see above) and end this process

@@ -81,7 +81,16 @@ export function lockHolder(root: string): number | null {
   }
 }
 
-/** Take the lock of `root` (creating the directory), or throw `database_in_use` at once. */
+/**
+ * How long an opener waits for a lock whose holder (the pid in the file) is gone: the lock is
+ * then held by the write process of a server that died (tasks/write-host.ts), which ends itself
+ * within 100 ms of its parent; a restart right after a crash should not fail on that.
+ */
+const ORPHAN_WAIT_MS = 3000;
+const ORPHAN_POLL_MS = 50;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** Take the lock of `root` (creating the directory), or throw `database_in_use` (after ORPHAN_WAIT_MS at most). */
 export function lockDatabase(root: string): DatabaseLock {
   mkdirSync(root, { recursive: true });
   const key = realpathSync(root);
@@ -91,13 +100,23 @@ export function lockDatabase(root: string): DatabaseLock {
     return once(key);
   }
   const fd = openSync(join(root, LOCK_FILE), 'a+');
-  try {
-    flockSync(fd, 'exnb');
-  } catch (error) {
-    closeSync(fd);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EAGAIN' || code === 'EWOULDBLOCK') throw databaseInUse(root, lockHolder(root));
-    throw new SearchError('io_error', `Cannot lock the database at \`${root}\`: ${(error as Error).message}`, { cause: error });
+  for (const waitedUntil = Date.now() + ORPHAN_WAIT_MS; ; ) {
+    try {
+      flockSync(fd, 'exnb');
+      break;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const taken = code === 'EAGAIN' || code === 'EWOULDBLOCK';
+      const holder = taken ? lockHolder(root) : null;
+      // a server that died a moment ago: its write process ends within its watchdog's period
+      if (taken && holder && !alive(holder) && Date.now() < waitedUntil) {
+        Atomics.wait(PAUSE, 0, 0, ORPHAN_POLL_MS);
+        continue;
+      }
+      closeSync(fd);
+      if (taken) throw databaseInUse(root, holder);
+      throw new SearchError('io_error', `Cannot lock the database at \`${root}\`: ${(error as Error).message}`, { cause: error });
+    }
   }
   // only the holder writes its pid, so a reader of the file only ever sees the live holder's
   ftruncateSync(fd, 0);

@@ -11,7 +11,8 @@
  * searches read the index from, and queries after the build were 2.3-3.7x slower than without a
  * limit (bench/README.md, "Memory in a container"). A worker thread that ends returns its V8 heap
  * but not glibc's arenas; a process that exits returns everything. So under a memory limit below
- * AMPLE_MEMORY the write side is a child process, and it ends when the queue is idle.
+ * AMPLE_MEMORY the write side is a child process, and it ends when the queue is idle. It starts
+ * with glibc's allocator settings for a limit (allocator-settings.ts) when this process did not.
  *
  * A child must never outlive its parent: a new server on the same directory would then run a
  * second writer. Two guards: the child inherits the parent's descriptor of the directory lock
@@ -25,6 +26,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { constants } from 'node:os';
 import { Worker, SHARE_ENV } from 'node:worker_threads';
+import { MALLOC_TUNABLES, wantsAllocatorSettings } from '../allocator-settings.js';
 import { AMPLE_MEMORY, workerHeapLimits } from '../thread-heaps.js';
 import { workerExecArgv } from '../worker-script.js';
 import { availableMemory } from './batch-budget.js';
@@ -124,6 +126,8 @@ class ProcessHost implements WriteHost {
       // the structured clone, as between threads: batch events carry values JSON would not keep
       serialization: 'advanced',
       stdio,
+      // the allocator settings, where this process did not start with them (an `Engine` API program)
+      env: wantsAllocatorSettings() ? { ...process.env, GLIBC_TUNABLES: MALLOC_TUNABLES } : process.env,
     });
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }
