@@ -1167,7 +1167,9 @@ export class Engine {
     const record = this.tasks.get(uid);
     if (!record) throw new SearchError('task_not_found', `Task \`${uid}\` not found.`);
     const path = record.payload.kind === 'documents' ? join(this.paths.updateFiles, record.payload.updateFile) : null;
-    if (!path || !existsSync(path)) {
+    // a finished task's file is removed after its batch commits: between the two it must not be read
+    const pending = record.status === 'enqueued' || record.status === 'processing';
+    if (!path || !pending || !existsSync(path)) {
       throw new SearchError(
         'task_file_not_found',
         `Task \`${uid}\` does not contain any documents. Only \`documentAdditionOrUpdate\` tasks with the statuses \`enqueued\` or \`processing\` contain documents`,

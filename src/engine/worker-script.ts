@@ -45,3 +45,24 @@ export function workerScriptUrl(importMetaUrl: string, relativeJsPath: string): 
 export function workerExecArgv(): string[] {
   return process.execArgv.filter((arg) => !arg.startsWith('--input-type'));
 }
+
+/** Options that say what the main entry is or how it runs, not how node behaves: a child must not inherit them. */
+const ENTRY_OPTIONS = new Set(['-e', '--eval', '-p', '--print', '-i', '--interactive', '-c', '--check', '--test', '--watch', '--watch-path']);
+/** Those of them that take the next argument as their value. */
+const ENTRY_OPTIONS_WITH_VALUE = new Set(['-e', '--eval', '-p', '--print', '--watch-path']);
+
+/**
+ * Node options for a child process that runs a script of ours: the process's own, less those that
+ * choose the main entry (a program run with `node -e <code>` would otherwise start a child that
+ * runs <code> again instead of the script) or a test or watch mode.
+ */
+export function childExecArgv(execArgv = process.execArgv): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i]!;
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (ENTRY_OPTIONS_WITH_VALUE.has(name) && !arg.includes('=')) i++;
+    else if (!ENTRY_OPTIONS.has(name) && !/^--(input-type|test-|watch)/.test(name)) kept.push(arg);
+  }
+  return kept;
+}

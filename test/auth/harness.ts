@@ -34,11 +34,13 @@ export async function startSecured(
     routes?: (engine: Engine, security: Security) => RouteModule[];
     /** Use (and keep at stop) this directory, to start again on the same database. */
     dir?: string;
+    /** Where the engine's write side runs (default: the engine's choice, a thread on the test machine). */
+    writeHost?: 'thread' | 'process';
   } = {},
 ): Promise<SecuredHarness> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'search-auth-'));
   const dbPath = join(dir, 'data.ms');
-  const engine = await Engine.open({ dbPath, logLevel: 'off' });
+  const engine = await Engine.open({ dbPath, logLevel: 'off', writeHost: o.writeHost });
   const security = createSecurity({
     dbPath,
     env: o.env ?? 'development',

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embedderCallTotals } from '../../src/engine/embedders/call-counts.js';
 import { engineMetricsSources, ServerMetrics } from '../../src/http/metrics.js';
 import { metricsRoutes } from '../../src/http/routes/metrics.js';
 import { startSecured, type SecuredHarness } from '../auth/harness.js';
@@ -48,14 +49,18 @@ function valueOf(samples: Sample[], name: string, labels: Record<string, string>
   return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
 
-describe('GET /metrics', () => {
+// the write side's embedder calls reach the serving thread's totals from a thread and from a process
+describe.each(['thread', 'process'] as const)('GET /metrics (write side: a %s)', (writeHost) => {
   let h: SecuredHarness;
   let enabled = false;
   let provider: FakeProvider;
   let receiver: Server;
   let received = 0;
 
+  let before = { calls: 0, failures: 0 };
+
   beforeAll(async () => {
+    before = { ...(embedderCallTotals().ollama ?? before) };
     provider = await startFakeProvider(8);
     receiver = createServer((req, res) => {
       req.resume();
@@ -66,6 +71,7 @@ describe('GET /metrics', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     h = await startSecured({
+      writeHost,
       masterKey: MASTER,
       realSearch: true,
       allowedIpNetworks: '127.0.0.0/8',
@@ -148,8 +154,9 @@ describe('GET /metrics', () => {
     expect(valueOf(samples, 'meilisearch_db_size_bytes')).toBeGreaterThanOrEqual(valueOf(samples, 'search_index_db_size_bytes', { index: 'books' })!);
     expect(valueOf(samples, 'search_batch_duration_seconds_count')).toBe(2);
     // the settings batch embedded the 50 documents; the two searches embedded their query, the second one failing
-    expect(valueOf(samples, 'search_embedder_requests_total', { source: 'ollama' })).toBeGreaterThanOrEqual(3);
-    expect(valueOf(samples, 'search_embedder_request_failures_total', { source: 'ollama' })).toBe(1);
+    // (the totals are the process's: the first describe's calls are counted in the second's)
+    expect(valueOf(samples, 'search_embedder_requests_total', { source: 'ollama' })).toBeGreaterThanOrEqual(before.calls + 3);
+    expect(valueOf(samples, 'search_embedder_request_failures_total', { source: 'ollama' })).toBe(before.failures + 1);
     expect(valueOf(samples, 'search_webhook_deliveries_total', { outcome: 'delivered' })).toBe(received);
     expect(valueOf(samples, 'search_webhook_deliveries_total', { outcome: 'failed' })).toBe(0);
     expect(valueOf(samples, 'meilisearch_is_indexing')).toBe(0);

@@ -28,7 +28,7 @@ import { constants } from 'node:os';
 import { Worker, SHARE_ENV } from 'node:worker_threads';
 import { MALLOC_TUNABLES, wantsAllocatorSettings } from '../allocator-settings.js';
 import { AMPLE_MEMORY, workerHeapLimits } from '../thread-heaps.js';
-import { workerExecArgv } from '../worker-script.js';
+import { childExecArgv, workerExecArgv } from '../worker-script.js';
 import { availableMemory } from './batch-budget.js';
 import type { FromWriteThread, ToWriteThread, WriteThreadData } from './write-thread.js';
 
@@ -122,7 +122,7 @@ class ProcessHost implements WriteHost {
     const stdio: Array<'inherit' | 'ipc' | number> = ['inherit', 'inherit', 'inherit', 'ipc'];
     if (options.inheritFd !== undefined) stdio.push(options.inheritFd);
     this.child = fork(fileURLToPath(options.script), [WRITE_PROCESS_ARG, JSON.stringify(options.data)], {
-      execArgv: [...workerExecArgv(), ...heapFlags],
+      execArgv: [...childExecArgv(), ...heapFlags],
       // the structured clone, as between threads: batch events carry values JSON would not keep
       serialization: 'advanced',
       stdio,

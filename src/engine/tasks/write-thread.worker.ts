@@ -4,7 +4,7 @@
  * snapshots, upgrades) installed, answering the serving thread's messages and reporting batch
  * events and log lines back to it.
  */
-import { takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
+import { reportEmbedderCallsToParent, takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
 import { Engine, type LogLevel } from '../engine.js';
 import { toSearchError } from '../errors.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
@@ -28,6 +28,7 @@ function forwardLogs(specs: string[]): void {
 }
 
 async function main(): Promise<void> {
+  reportEmbedderCallsToParent();
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
   forwardLogs(data.logFilters);
   let engine: Engine;
