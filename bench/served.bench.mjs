@@ -43,6 +43,7 @@
  *   npm run build && node bench/served.bench.mjs
  *   BENCH_SERVED=A,C node bench/served.bench.mjs          some scenarios (default A,B,C,T; D and T200 with BENCH_200K=1)
  *   BENCH_SERVE_ARGS="--search-threads 0" node bench/served.bench.mjs   extra flags for the servers
+ *   BENCH_SERVED=T BENCH_TYPED_MINISEARCH=0 node bench/served.bench.mjs   T without its MiniSearch peer (minutes)
  *   node bench/run.js served
  */
 import { spawn } from 'node:child_process';
@@ -504,6 +505,7 @@ async function asYouType(name, label, payloads, contentType, docs) {
     return timed.times;
   });
   // ours first: at 200k the peer takes minutes (seconds per keystroke)
+  if (process.env.BENCH_TYPED_MINISEARCH === '0') return;
   log(`${name}: now MiniSearch on the same keystrokes`);
   const { default: MiniSearch } = await import('minisearch');
   const text = (doc, field) => (Array.isArray(doc[field]) ? doc[field].join(' ') : (doc[field] ?? ''));
