@@ -4,7 +4,7 @@
  * outlives the server, a second server cannot open the directory while it lives, and killing it
  * or the server inside a commit loses no acknowledged task.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
@@ -156,4 +156,27 @@ test('while a write process outlives its server, no other server opens the direc
   await held.process;
   const again = await serve(args, { PATH: BASE_ENV.PATH });
   expect((await json(`${again.url}/health`)).body).toEqual({ status: 'available' });
+}, 240_000);
+
+test('a task whose batch ends the write process three times is failed, and the queue goes on', async () => {
+  const { marker, args } = setup();
+  // every batch holds its transaction 2.5 s; each time the marker appears, the write process is killed
+  const served = await serve(args, { ...BASE_ENV, SEARCH_TEST_HOLD_WRITE_MS: '2500', SEARCH_TEST_HOLD_WRITE_MARKER: marker });
+  const doomed = await addMovies(served.url, 'movies', MOVIES.slice(0, 200));
+  for (let kill = 0; kill < 3; kill++) {
+    expect(await waitUntil(() => existsSync(marker), 60_000)).toBe(true);
+    const [writer] = writeChildren(served.process.pid!);
+    rmSync(marker);
+    process.kill(writer!, 'SIGKILL');
+    expect(await waitUntil(() => !running(writer!), 5_000)).toBe(true);
+  }
+  const failed = await waitTask(served.url, doomed);
+  expect(failed.status).toBe('failed');
+  expect(failed.error.code).toBe('internal');
+  expect(failed.error.message).toMatch(/ended 3 times while processing this task/);
+  expect(existsSync(marker)).toBe(false); // failed without being processed a fourth time
+
+  const next = await waitTask(served.url, await addMovies(served.url, 'movies', MOVIES.slice(200, 300)));
+  expect(next.status).toBe('succeeded');
+  expect((await json(`${served.url}/indexes/movies/stats`)).body.numberOfDocuments).toBe(100);
 }, 240_000);

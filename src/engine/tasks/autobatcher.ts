@@ -9,6 +9,7 @@
  */
 import type { TaskRecord, TaskStore } from './store.js';
 import type { TaskType } from '../types.js';
+import type { SearchError } from '../errors.js';
 
 export type BatchKind = 'upgrade' | 'cancelation' | 'deletion' | 'operation' | 'documents' | 'settings' | 'indexLifecycle';
 
@@ -16,6 +17,8 @@ export interface PlannedBatch {
   kind: BatchKind;
   tasks: TaskRecord[];
   reason: string;
+  /** Fail the tasks with this error instead of processing them (see crash-guard.ts). */
+  failWith?: SearchError;
 }
 
 const MAX_TASKS_PER_BATCH = 1000;

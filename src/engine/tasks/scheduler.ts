@@ -16,6 +16,7 @@ import { asSpaceError, ensureSpaceFor, INDEX_BYTES_PER_PAYLOAD_BYTE } from '../s
 import type { IndexRegistry } from '../index/registry.js';
 import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
 import { planNextBatch, type BatchKind, type PlannedBatch } from './autobatcher.js';
+import { guardBatch, type CrashCounts } from './crash-guard.js';
 import { BatchAborted, type BatchContext, type OperationProcessor, type Processor, type TaskOutcome } from './processing.js';
 import { processDocuments, failedDetails } from './processors/documents.js';
 import { processIndexLifecycle } from './processors/index-lifecycle.js';
@@ -87,6 +88,12 @@ export class Scheduler extends EventEmitter implements WriteSide {
   }
 
   private gate: ((planned: PlannedBatch) => PlannedBatch | null) | null = null;
+  private crashes: CrashCounts = new Map();
+
+  /** Tasks that were being processed when earlier write sides died (see crash-guard.ts). */
+  setCrashCounts(crashes: CrashCounts): void {
+    this.crashes = crashes;
+  }
 
   /** The ops module holds back or reorders work while a database upgrade is pending (see ops/service.ts). */
   setGate(gate: (planned: PlannedBatch) => PlannedBatch | null): void {
@@ -216,7 +223,8 @@ export class Scheduler extends EventEmitter implements WriteSide {
     // the tasks a wake-up announces were committed by the serving thread
     this.options.taskStore.renewReads();
     const planned = planNextBatch(this.options.taskStore, this.options.maxBatchPayloadBytes, (task) => payloadSize(task, this.options.updateFilePath));
-    return planned && this.gate ? this.gate(planned) : planned;
+    const gated = planned && this.gate ? this.gate(planned) : planned;
+    return gated && guardBatch(gated, this.crashes);
   }
 
   /** Whether a batch is waiting now (for a stopped scheduler: would a start process one?). */
@@ -268,6 +276,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
 
     let outcomes: TaskOutcome[];
     try {
+      if (planned.failWith) throw planned.failWith;
       this.checkSpace(planned);
       outcomes = await this.processors[planned.kind](ctx);
     } catch (caught) {

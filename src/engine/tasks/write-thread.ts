@@ -65,7 +65,9 @@ export type ToWriteThread =
   | { type: 'close'; abort: boolean; idle?: boolean }
   | { type: 'operations'; options: PortableOpsOptions }
   | { type: 'outboundPolicy'; spec: string }
-  | { type: 'logFilters'; specs: string[] };
+  | { type: 'logFilters'; specs: string[] }
+  /** Task uid -> write sides that died processing it (see crash-guard.ts). */
+  | { type: 'crashes'; counts: Array<[number, number]> };
 
 export type FromWriteThread =
   | { type: 'ready' }
@@ -170,6 +172,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
           this.ready = true;
           this.restarts = 0;
           if (this.operations) this.post({ type: 'operations', options: this.operations });
+          if (this.crashes.size > 0) this.post({ type: 'crashes', counts: [...this.crashes] });
           if (this.started) this.post({ type: 'start' });
           this.armIdleEnd();
           resolve();
@@ -184,6 +187,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
       worker.onExit((code) => {
         if (this.worker !== worker) return;
         this.worker = null;
+        const interrupted = this.current;
         this.current = null;
         const retired = this.retiring;
         this.retiring = null;
@@ -191,7 +195,10 @@ export class WriteThread extends EventEmitter implements WriteSide {
         for (const ack of this.stopAcks.splice(0)) ack();
         if (!booted) return reject(new SearchError('internal', `The write thread exited (code ${code}) before it was ready.`));
         if (this.closing) return;
-        if (!retired) return this.restartLater(code);
+        if (!retired) {
+          for (const uid of interrupted?.taskUids ?? []) this.crashes.set(uid, (this.crashes.get(uid) ?? 0) + 1);
+          return this.restartLater(code);
+        }
         this.options.afterIdleEnd?.();
         if (retired.revive) this.revive();
       });
@@ -262,6 +269,7 @@ export class WriteThread extends EventEmitter implements WriteSide {
         break;
       case 'batchFinished':
         this.current = null;
+        for (const task of message.event.tasks) this.crashes.delete(task.uid);
         this.armIdleEnd();
         this.options.beforeBatchFinished?.(message.event);
         this.emit('batchFinished', message.event);
@@ -328,6 +336,8 @@ export class WriteThread extends EventEmitter implements WriteSide {
   }
 
   private stopAcks: Array<() => void> = [];
+  /** Task uid -> write sides that died while processing it (see crash-guard.ts); forgotten once it finishes. */
+  private readonly crashes = new Map<number, number>();
 
   /** Stop processing after the current batch (or interrupt it with `abort`); `start` resumes. */
   stop(abort = false): Promise<void> {

@@ -87,6 +87,9 @@ async function main(): Promise<void> {
       case 'logFilters':
         forwardLogs(message.specs);
         break;
+      case 'crashes':
+        engine.inlineScheduler!.setCrashCounts(new Map(message.counts));
+        break;
       case 'operations':
         void ops.close().then(() => {
           ops = Ops.install(engine, message.options);
