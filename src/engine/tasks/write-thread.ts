@@ -3,7 +3,8 @@
  *
  * Every batch (payload parsing, extraction, the LMDB write transaction, embedding, vector graph
  * merges, dumps, snapshots, upgrade steps) runs in one worker thread with its own engine over
- * the same database directory (write-thread.worker.ts). LMDB gives the serving thread a
+ * the same database directory (write-thread.worker.ts), or in a child process that runs the same
+ * script (under a memory limit: see write-host.ts). LMDB gives the serving thread a
  * consistent snapshot of the last commit while the worker writes, so a search never waits for a
  * batch; the serving thread's caches notice new commits by the commit count of each index
  * environment (see IndexStore.sync).
