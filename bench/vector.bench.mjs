@@ -15,7 +15,8 @@
  * recall per distance metric (vectors given deterministic lengths so that the metrics
  * disagree), and `memory`: anonymous memory (RssAnon) of a fresh process serving 50,000 and then
  * 500,000 vectors of 100 dimensions, beside hnswlib-node serving the same vectors from its saved
- * index. GloVe-100 has 200,000 vectors: rows beyond are mixes of two of them, normalised
+ * index: with defaults, without the engine's warm-up (vector searches only), and with defaults
+ * under the allocator settings `search serve` uses inside a memory limit (GLIBC_TUNABLES). GloVe-100 has 200,000 vectors: rows beyond are mixes of two of them, normalised
  * (`rowVector`). Recall@10 is against brute force over the final vectors, with the pattern's metric.
  * Our QPS runs the 1,000 queries after 100 warm-up searches (the same ones: the store calibrates
  * its beam on the searches it serves); hnswlib-node's is taken at our recall, interpolated
@@ -455,6 +456,7 @@ async function main() {
       const p = PATTERNS[name];
       if (!p) throw new Error(`unknown pattern ${name} (known: ${Object.keys(PATTERNS).join(', ')})`);
       if (p.sizes) {
+        const { MALLOC_TUNABLES } = await import(join(DIST, '..', 'cli', 'allocator-settings.js'));
         const anon = [];
         for (const n of p.sizes) {
           const path = join(dir, `${name}-${n}`);
@@ -462,12 +464,15 @@ async function main() {
           const b = await spawn('build', { n, per: p.per, path });
           const o = await spawn('serve', { path });
           const v = await spawn('serve', { path, warm: false });
+          // with the allocator settings `search serve` runs itself with inside a memory limit
+          // (src/cli/allocator-settings.ts): glibc's per-thread arenas keep freed native memory
+          const t = await spawn('serve', { path, env: { GLIBC_TUNABLES: MALLOC_TUNABLES } });
           if (process.env.VECTOR_BENCH_KEEP) console.log(`kept ${path}`);
           else rmSync(path, { recursive: true, force: true });
           const hb = await spawn('peerBuild', { n, file });
           const h = await spawn('peerServe', { n, file });
           rmSync(file, { force: true });
-          anon.push([o.anon, h.anon, v.anon]);
+          anon.push([o.anon, h.anon, v.anon, t.anon]);
           const detail = (x) => `heap ${x.heapMb.toFixed(0)} MB, array buffers ${x.arrayBuffersMb.toFixed(0)} MB, RssAnon before the collection ${x.anonNow.toFixed(0)} MB`;
           const row = [
             `memory: serving ${n.toLocaleString('en')} vectors (fresh process, after 1,100 searches)`,
@@ -475,8 +480,9 @@ async function main() {
             `${o.qps.toFixed(0)}, ${o.cpuMsPerSearch.toFixed(2)} ms CPU per search (hnswlib at ef 200: ${h.qps.toFixed(0)})`,
             `${b.docsPerSec.toFixed(0)} (${(b.docsPerSec / hb.insertsPerSec).toFixed(2)}x)`,
             `RssAnon after a full collection ${o.anon.toFixed(0)} MB (${detail(o)}); without the engine's warm-up ${v.anon.toFixed(0)} MB (${detail(v)}); hnswlib-node ${h.anon.toFixed(0)} MB` +
+              `; defaults with search serve's allocator settings (as inside a memory limit) ${t.anon.toFixed(0)} MB (${detail(t)})` +
               (anon.length > 1
-                ? `; ours ${(o.anon / anon[0][0]).toFixed(2)}x the ${p.sizes[0].toLocaleString('en')} figure (without the warm-up ${(v.anon / anon[0][2]).toFixed(2)}x), hnswlib-node ${(h.anon / anon[0][1]).toFixed(2)}x`
+                ? `; ours ${(o.anon / anon[0][0]).toFixed(2)}x the ${p.sizes[0].toLocaleString('en')} figure (without the warm-up ${(v.anon / anon[0][2]).toFixed(2)}x, with the allocator settings ${(t.anon / anon[0][3]).toFixed(2)}x), hnswlib-node ${(h.anon / anon[0][1]).toFixed(2)}x`
                 : ''),
           ];
           console.log(row.join(' | '));

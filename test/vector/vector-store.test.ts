@@ -278,6 +278,40 @@ describe('churn, restart and multi-vector documents', () => {
     expect(vs.search(vectors[0]!, 3)).toEqual([]);
   });
 
+  test('documents of one vector each, reopened and then given several, keep their vectors in order across restarts', async () => {
+    const vectors = baseSubset(700);
+    const dir = mkdtempSync(join(tmpdir(), 'vector-positions-'));
+    dirs.push(dir);
+    const open = () => {
+      const store = new IndexStore(dir);
+      return { store, vs: new VectorStore(store, 'e', { dimensions: DIM, distance: 'cosine' }) };
+    };
+    let { store, vs } = open();
+    fill(vs, store, vectors.slice(0, 600));
+    store.write(() => vs.flush());
+    await store.close();
+    // reopened with one vector per document, then documents get several
+    ({ store, vs } = open());
+    store.write(() => {
+      vs.upsert(7, [vectors[600]!, vectors[601]!, vectors[602]!]);
+      vs.upsert(8, [vectors[603]!, vectors[8]!]);
+    });
+    expect(vs.get(7)).toEqual([vectors[600], vectors[601], vectors[602]]);
+    await store.close();
+    ({ store, vs } = open());
+    expect(vs.get(7)).toEqual([vectors[600], vectors[601], vectors[602]]);
+    expect(vs.get(8)).toEqual([vectors[603], vectors[8]]);
+    expect(vs.get(9)).toEqual([vectors[9]]);
+    expect(vs.count()).toBe(600 + 2 + 1);
+    expect(vs.search(vectors[601]!, 1)[0]!.docid).toBe(7);
+    store.write(() => vs.upsert(7, [vectors[7]!]));
+    await store.close();
+    ({ store, vs } = open());
+    expect(vs.get(7)).toEqual([vectors[7]]);
+    expect(vs.get(8)).toEqual([vectors[603], vectors[8]]);
+    await store.close();
+  });
+
   test('a vector of the wrong dimension is refused', () => {
     const store = tempStore();
     const vs = new VectorStore(store, 'dims', { dimensions: 4, distance: 'cosine' });

@@ -1,26 +1,40 @@
 /**
- * A sorted list of distinct words packed in two typed arrays: every word's UTF-16 code units one
- * after the other (one byte per unit while every unit is below 256, two otherwise) and the start
- * of each word. An index's word dictionary holds every distinct word, and one JS string per word
- * cost about 38 bytes a word (523,000 strings, 14.4 MB, when 500,000 document ids are searchable
- * words); packed it costs the units plus 4 bytes, outside V8's heap, and nothing for the garbage
- * collector to trace. Words are read by index: their length, a code unit at a depth, comparisons
- * with a key; a JS string is made only for a word handed out (`word`).
+ * A sorted list of distinct words packed in typed arrays, front-coded. An index's word dictionary
+ * holds every distinct word, and one JS string per word cost about 38 bytes a word (523,000
+ * strings, 14.4 MB, when 500,000 document ids are searchable words); packed it holds no string and
+ * nothing for the garbage collector to trace. Words are read by index: their length, a code unit
+ * at a depth, comparisons with a key; a JS string is made only for a word handed out (`word`).
+ *
+ * Front coding: the words go by blocks of BLOCK; the first word of a block (its head) is kept
+ * whole, each other word as the number of units it shares with the head (`shared`, at most 255)
+ * and the rest of its units. Sorted words share long prefixes (sorted ids: all but a unit or two),
+ * so a word costs its few own units plus 2 bytes (shared count and end), where a flat layout cost
+ * all its units plus a 4-byte start (500,000 ids: 4.7 MB flat). Sharing with the head rather than
+ * with the previous word keeps every unit one read away: unit d of word i is the head's when
+ * d < shared[i], else its own; nothing is decoded to walk, compare or search.
  *
  * Code units, not UTF-8 bytes: the order (JS string order), the lengths and the unit the typo
  * automaton compares are those of the strings the dictionary replaces, so its answers do not move.
+ * One byte per unit while every unit is below 256, two otherwise.
  */
 export class PackedWords {
   /** Number of words. */
   readonly size: number;
   private readonly bytes: Buffer;
+  private readonly wide: boolean;
 
   constructor(
+    /** Each block's units: its head whole, then each other word's own units. */
     private readonly units: Uint8Array | Uint16Array,
-    /** size + 1 offsets into `units`: word i is units[starts[i], starts[i + 1]). */
-    private readonly starts: Uint32Array,
+    /** blocks + 1 offsets into `units`: block b is units[bases[b], bases[b + 1]). */
+    private readonly bases: Uint32Array,
+    /** The end of word i's own units, relative to its block's base (they start at word i - 1's end, or 0 for a head). */
+    private readonly ends: Uint8Array | Uint16Array | Uint32Array,
+    /** Units word i shares with its block's head (0 for a head). */
+    private readonly shared: Uint8Array,
   ) {
-    this.size = starts.length - 1;
+    this.size = shared.length;
+    this.wide = units.BYTES_PER_ELEMENT === 2;
     this.bytes = Buffer.from(units.buffer, units.byteOffset, units.byteLength);
   }
 
@@ -31,26 +45,43 @@ export class PackedWords {
     return builder.finish();
   }
 
-  /** Bytes held (units and offsets). */
+  /** Bytes held. */
   get byteLength(): number {
-    return this.units.byteLength + this.starts.byteLength;
+    return this.units.byteLength + this.bases.byteLength + this.ends.byteLength + this.shared.byteLength;
+  }
+
+  /** Where word i's own units start, relative to its block's base. */
+  private own(i: number): number {
+    return (i & IN_BLOCK) === 0 ? 0 : this.ends[i - 1]!;
   }
 
   length(i: number): number {
-    return this.starts[i + 1]! - this.starts[i]!;
+    return this.shared[i]! + this.ends[i]! - this.own(i);
   }
 
   /** The code unit of word `i` at `depth`, -1 past its end (a shorter word sorts first). */
   code(i: number, depth: number): number {
-    const at = this.starts[i]! + depth;
-    return at < this.starts[i + 1]! ? this.units[at]! : -1;
+    const base = this.bases[i >>> BLOCK_BITS]!;
+    const s = this.shared[i]!;
+    if (depth < s) return this.units[base + depth]!;
+    const at = this.own(i) + depth - s;
+    return at < this.ends[i]! ? this.units[base + at]! : -1;
   }
 
   /** Word `i` as a string (made on each call). */
   word(i: number): string {
-    const a = this.starts[i]!;
-    const b = this.starts[i + 1]!;
-    return this.units.BYTES_PER_ELEMENT === 1 ? this.bytes.toString('latin1', a, b) : this.bytes.toString('utf16le', 2 * a, 2 * b);
+    const base = this.bases[i >>> BLOCK_BITS]!;
+    const s = this.shared[i]!;
+    const a = base + this.own(i);
+    const b = base + this.ends[i]!;
+    // A surrogate pair split between the head's part and the word's own joins again when the
+    // two strings are concatenated (utf16le keeps lone surrogates as they are).
+    if (this.wide) {
+      const rest = this.bytes.toString('utf16le', 2 * a, 2 * b);
+      return s === 0 ? rest : this.bytes.toString('utf16le', 2 * base, 2 * (base + s)) + rest;
+    }
+    const rest = this.bytes.toString('latin1', a, b);
+    return s === 0 ? rest : this.bytes.toString('latin1', base, base + s) + rest;
   }
 
   /** Words [lo, hi) as strings. */
@@ -62,12 +93,21 @@ export class PackedWords {
 
   /** Sign of word `i` compared with `key`, in JS string order. */
   compare(i: number, key: string): number {
-    const a = this.starts[i]!;
-    const n = this.starts[i + 1]! - a;
-    const m = key.length;
     const units = this.units;
-    for (let d = 0, end = n < m ? n : m; d < end; d++) {
-      const x = units[a + d]!;
+    const base = this.bases[i >>> BLOCK_BITS]!;
+    const s = this.shared[i]!;
+    const own = this.own(i);
+    const n = s + this.ends[i]! - own;
+    const m = key.length;
+    const end = n < m ? n : m;
+    let d = 0;
+    for (const head = s < end ? s : end; d < head; d++) {
+      const x = units[base + d]!;
+      const y = key.charCodeAt(d);
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    for (const at = base + own - s; d < end; d++) {
+      const x = units[at + d]!;
       const y = key.charCodeAt(d);
       if (x !== y) return x < y ? -1 : 1;
     }
@@ -75,24 +115,39 @@ export class PackedWords {
   }
 
   startsWith(i: number, prefix: string): boolean {
-    const a = this.starts[i]!;
-    const m = prefix.length;
-    if (this.starts[i + 1]! - a < m) return false;
     const units = this.units;
-    for (let d = 0; d < m; d++) if (units[a + d] !== prefix.charCodeAt(d)) return false;
+    const base = this.bases[i >>> BLOCK_BITS]!;
+    const s = this.shared[i]!;
+    const own = this.own(i);
+    const m = prefix.length;
+    if (s + this.ends[i]! - own < m) return false;
+    let d = 0;
+    for (const head = s < m ? s : m; d < head; d++) if (units[base + d] !== prefix.charCodeAt(d)) return false;
+    for (const at = base + own - s; d < m; d++) if (units[at + d] !== prefix.charCodeAt(d)) return false;
     return true;
   }
 
   /** First index whose word is not below `key`. */
   lowerBound(key: string): number {
+    // The heads first (one block in BLOCK words), then the words of the block found.
     let a = 0;
-    let b = this.size;
+    let b = (this.size + IN_BLOCK) >>> BLOCK_BITS;
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (this.compare(mid, key) < 0) a = mid + 1;
+      if (this.compare(mid << BLOCK_BITS, key) < 0) a = mid + 1;
       else b = mid;
     }
-    return a;
+    // Block a's head is the first head not below key: the answer is in block a - 1 or is a's head.
+    if (a === 0) return 0;
+    let lo = (a - 1) << BLOCK_BITS;
+    let hi = Math.min(this.size, a << BLOCK_BITS);
+    lo++;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(mid, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Index of `key`, -1 when absent. */
@@ -103,19 +158,22 @@ export class PackedWords {
 
   /** Sign of word `i` compared with word `j`. */
   compareAt(i: number, j: number): number {
-    const a = this.starts[i]!;
-    const b = this.starts[j]!;
-    const n = this.starts[i + 1]! - a;
-    const m = this.starts[j + 1]! - b;
-    const units = this.units;
+    const n = this.length(i);
+    const m = this.length(j);
     for (let d = 0, end = n < m ? n : m; d < end; d++) {
-      const x = units[a + d]!;
-      const y = units[b + d]!;
+      const x = this.code(i, d);
+      const y = this.code(j, d);
       if (x !== y) return x < y ? -1 : 1;
     }
     return n === m ? 0 : n < m ? -1 : 1;
   }
 }
+
+/** Words per block: a power of two (a word's block is its index shifted). */
+const BLOCK_BITS = 4;
+const IN_BLOCK = (1 << BLOCK_BITS) - 1;
+/** Most units a word may share with its head (`shared` is a byte). */
+const MAX_SHARED = 255;
 
 /**
  * Packs words added one at a time. Meant for words that mostly arrive in order (LMDB's key order,
@@ -165,15 +223,15 @@ export class PackedWordsBuilder {
   }
 
   finish(): PackedWords {
-    const wide = this.units.subarray(0, this.used);
-    const units = this.widest > 0xff ? wide.slice() : new Uint8Array(this.used);
-    if (units.BYTES_PER_ELEMENT === 1) units.set(wide);
-    const packed = new PackedWords(units, this.starts.slice(0, this.count + 1));
+    const units = this.units;
+    const starts = this.starts;
+    const order = this.sorted ? null : sortedOrder(units, starts, this.count);
+    const packed = frontCode(units, starts, order ?? this.count, this.widest > 0xff);
     this.units = new Uint16Array(0);
     this.starts = new Uint32Array(0);
     this.unitBuffer.resize(0);
     this.startBuffer.resize(0);
-    return this.sorted ? packed : sortPacked(packed);
+    return packed;
   }
 
   /** A fixed-length view of `buffer` resized to `length` elements. */
@@ -195,16 +253,73 @@ function resizableBuffer(maxByteLength: number): ResizableBuffer {
   return new (ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ResizableBuffer)(0, { maxByteLength });
 }
 
-/** `packed` in JS string order, duplicates dropped. */
-function sortPacked(packed: PackedWords): PackedWords {
-  const order = Array.from({ length: packed.size }, (_, i) => i);
-  order.sort((i, j) => packed.compareAt(i, j));
-  const builder = new PackedWordsBuilder();
-  let previous = -1;
-  for (const i of order) {
-    if (previous >= 0 && packed.compareAt(previous, i) === 0) continue;
-    builder.add(packed.word(i));
-    previous = i;
+/** Sign of flat word i compared with flat word j (units by `starts`), in JS string order. */
+function compareFlat(units: Uint16Array, starts: Uint32Array, i: number, j: number): number {
+  const a = starts[i]!;
+  const b = starts[j]!;
+  const n = starts[i + 1]! - a;
+  const m = starts[j + 1]! - b;
+  for (let d = 0, end = n < m ? n : m; d < end; d++) {
+    const x = units[a + d]!;
+    const y = units[b + d]!;
+    if (x !== y) return x < y ? -1 : 1;
   }
-  return builder.finish();
+  return n === m ? 0 : n < m ? -1 : 1;
+}
+
+/** The flat words' indexes in JS string order, duplicates dropped. */
+function sortedOrder(units: Uint16Array, starts: Uint32Array, count: number): Uint32Array {
+  const order = new Uint32Array(count);
+  for (let k = 0; k < count; k++) order[k] = k;
+  order.sort((i, j) => compareFlat(units, starts, i, j));
+  let kept = 0;
+  for (let k = 0; k < count; k++) if (kept === 0 || compareFlat(units, starts, order[kept - 1]!, order[k]!) !== 0) order[kept++] = order[k]!;
+  return order.subarray(0, kept);
+}
+
+/**
+ * Front-codes the flat words (units by `starts`), taken in `order` (indexes) or all `count` in
+ * turn: a first pass finds what each word shares with its head and the size of each block, which
+ * chooses the narrowest array for the ends; a second copies the units.
+ */
+function frontCode(flat: Uint16Array, starts: Uint32Array, order: Uint32Array | number, wide: boolean): PackedWords {
+  const size = typeof order === 'number' ? order : order.length;
+  const at = typeof order === 'number' ? (k: number) => k : (k: number) => order[k]!;
+  const blocks = (size + IN_BLOCK) >>> BLOCK_BITS;
+  const shared = new Uint8Array(size);
+  const bases = new Uint32Array(blocks + 1);
+  let total = 0;
+  let widestBlock = 0;
+  let head = 0;
+  for (let k = 0; k < size; k++) {
+    const w = at(k);
+    const a = starts[w]!;
+    const n = starts[w + 1]! - a;
+    if ((k & IN_BLOCK) === 0) {
+      head = w;
+      bases[k >>> BLOCK_BITS] = total;
+      total += n;
+      continue;
+    }
+    const h = starts[head]!;
+    const limit = Math.min(n, starts[head + 1]! - h, MAX_SHARED);
+    let s = 0;
+    while (s < limit && flat[a + s] === flat[h + s]) s++;
+    shared[k] = s;
+    total += n - s;
+    if ((k & IN_BLOCK) === IN_BLOCK) widestBlock = Math.max(widestBlock, total - bases[k >>> BLOCK_BITS]!);
+  }
+  bases[blocks] = total;
+  if (blocks > 0) widestBlock = Math.max(widestBlock, total - bases[blocks - 1]!);
+  const units = wide ? new Uint16Array(total) : new Uint8Array(total);
+  const ends = widestBlock <= 0xff ? new Uint8Array(size) : widestBlock <= 0xffff ? new Uint16Array(size) : new Uint32Array(size);
+  let used = 0;
+  for (let k = 0; k < size; k++) {
+    const w = at(k);
+    const a = starts[w]! + shared[k]!;
+    const b = starts[w + 1]!;
+    for (let u = a; u < b; u++) units[used++] = flat[u]!;
+    ends[k] = used - bases[k >>> BLOCK_BITS]!;
+  }
+  return new PackedWords(units, bases, ends, shared);
 }

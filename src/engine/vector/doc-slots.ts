@@ -13,6 +13,10 @@ export class DocSlots {
   private head = new Int32Array(0);
   private next = new Int32Array(0);
   private owner: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  /**
+   * Empty while every document has one vector (every position 0, see `load`): 2 bytes per
+   * vector less while serving; made whole at the first `set`.
+   */
   private position: Uint16Array<ArrayBufferLike> = new Uint16Array(0);
   /**
    * The documents' lists (`head`, `next`) are built from the owners at their first use: a
@@ -63,6 +67,8 @@ export class DocSlots {
     this.delete(docid);
     if (slots.length === 0) return;
     this.growDocs(docid);
+    // every position was 0 (see `load`)
+    if (this.position.length < this.owner.length) this.position = new Uint16Array(this.owner.length);
     for (const s of slots) this.growSlots(s);
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i]!;
@@ -131,7 +137,9 @@ export class DocSlots {
     this.head = new Int32Array(0);
     this.next = new Int32Array(0);
     this.owner = owner;
-    this.position = position;
+    let several = false;
+    for (let s = 0; s < slots && !several; s++) several = owner[s] !== NO_OWNER && position[s] !== 0;
+    this.position = several ? position : new Uint16Array(0);
     this.loaded = slots;
     this.listed = false;
     let docs = 0;
@@ -161,7 +169,7 @@ export class DocSlots {
     for (let s = 0; s < slots; s++) {
       const d = owner[s]!;
       if (d === NO_OWNER) continue;
-      if (position[s] === 0) this.head[d] = s;
+      if (s >= position.length || position[s] === 0) this.head[d] = s;
       else later.push(s);
     }
     later.sort((a, b) => owner[a]! - owner[b]! || position[a]! - position[b]!);
