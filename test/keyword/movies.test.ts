@@ -177,7 +177,15 @@ describe('keyword search on movies.json (4,000 most recent films)', () => {
  */
 function dumpKeyword(x: TestIndex): Record<string, unknown> {
   const dbs = keywordDbs(x.index.store);
-  const ids = (docids: Iterable<number>) => [...docids].map((d: number) => x.index.store.getDocument(d)!.id as number).sort((p: number, q: number) => p - q);
+  // Each document read once: mapping every posting through getDocument would decode it per posting.
+  const idOf = new Map<number, number>();
+  for (const { key, value } of x.index.store.documentEntries()) idOf.set(key, value.id as number);
+  const idFor = (d: number) => {
+    const id = idOf.get(d);
+    if (id === undefined) throw new Error(`posting names docid ${d}, which holds no document`);
+    return id;
+  };
+  const ids = (docids: Iterable<number>) => [...docids].map(idFor).sort((p: number, q: number) => p - q);
   const docids = (bytes: Uint8Array): number[] => [...RoaringBitmap32.deserialize(Buffer.from(bytes), true)];
   const out: Record<string, unknown> = {};
   for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
