@@ -3,12 +3,15 @@
  * memory map (segments.ts), or in the small overlay of blocks changed since, with distance
  * kernels in plain JS.
  *
- * Why not the WebAssembly kernels: their memory cannot alias a file mapping, and copying the
- * codes and lists into it is what made a serving process's anonymous memory grow with the
- * index (about 260 bytes per 100-d vector). Here a process holds, per vector, one byte of level
- * (and one of visited marks while searching); the upper layers (one node in M) are copied, as
- * one flat array. The walk is the one of graph.ts (same descent, same beam, same order of
- * expansion), on the same integer code distances, so it answers the same neighbours.
+ * Why not the WebAssembly kernels' memory for the graph: it cannot alias a file mapping, and
+ * copying the codes and lists into it is what made a serving process's anonymous memory grow
+ * with the index (about 260 bytes per 100-d vector). Here a process holds, per vector, one byte
+ * of level (and, per searching thread, one of visited marks in the kernels' memory); the upper
+ * layers (one node in M) are copied, as one flat array. The walk is the one of graph.ts (same
+ * descent, same beam, same order of expansion), on the same integer code distances, so it
+ * answers the same neighbours. Layer 0 runs in the kernels as far as it can: per expanded node,
+ * JS copies its list into their memory, one call picks the new neighbours, JS copies those rows
+ * in, one call scores them (see `walk`).
  *
  * Every block of BLOCK slots is served from one typed-array view per part (codes, norms,
  * counts, lists): a view into a segment, into an overlay copy, or into a shared empty block.
@@ -21,10 +24,31 @@ import { Kernels, QUERY_PTR } from './simd.js';
 
 /** Blocks a scan copies into its WebAssembly buffer at a time (fixed: 16 * 256 rows). */
 const SCAN_BLOCKS = 16;
-/** The kernels' buffers of this thread, by row shape (see `kernels`). */
-const buffers = new Map<string, Kernels>();
 
 const ABSENT = -1;
+/** The visited mark of a slot absent from the graph: above every epoch (see `gatherMarked`). */
+const ABSENT_MARK = 0xff;
+
+/**
+ * A thread's kernels for one row shape (a view is replaced at each commit; searches never
+ * interleave within a thread, so its views share them), and the walk's state in their memory:
+ * the visited marks (one byte per slot, past the kernels' regions), the epoch they were last
+ * stamped with, and the view whose absent slots they mark.
+ */
+interface Buffers {
+  k: Kernels;
+  visitedPtr: number;
+  capacity: number;
+  epoch: number;
+  markedFor: MappedGraph | null;
+}
+const buffers = new Map<string, Buffers>();
+
+/** A block's bytes as 64-bit words; a block the map placed off an 8-byte boundary is copied first (LMDB's pages keep them on one). */
+function words64(b: Uint8Array | Uint32Array): BigInt64Array {
+  const bytes = b.byteOffset % 8 === 0 ? b : b.slice();
+  return new BigInt64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 3);
+}
 
 /** popcount of each byte value, for hamming distances on bit codes. */
 const POP = new Uint8Array(256);
@@ -55,10 +79,16 @@ export class MappedGraph {
   private readonly codes: Int8Array[];
   private readonly codeBytes: Uint8Array[];
   private readonly norms: Int32Array[];
-  /** Per block: its rows as 32-bit words (rows are multiples of 16 bytes), for copying a row into the kernels' buffer. */
+  /** Per block: its rows as 32-bit words (rows are multiples of 16 bytes), for touching a row's cache lines. */
   private readonly words: Int32Array[];
-  /** The neighbours of the node being expanded, as copied into the kernels' buffer. */
-  private readonly batch: Int32Array;
+  /**
+   * Per block: its rows, and its lists, as 64-bit words, for copying them into the kernels'
+   * memory. A copy in 8-byte steps costs half one in 4-byte steps, and BigInt64Array loads and
+   * stores move the bits as they are (a Float64Array may canonicalise the NaN patterns that two
+   * int8 codes can form); V8 compiles them to plain moves, with no BigInt made.
+   */
+  private readonly rows64: BigInt64Array[];
+  private readonly lists64: BigInt64Array[];
   private readonly l0n: Uint8Array[];
   private readonly l0: Uint32Array[];
   private readonly upperSlots: Uint32Array;
@@ -74,8 +104,6 @@ export class MappedGraph {
   private readonly query: Int8Array;
   private readonly queryBytes: Uint8Array;
   private qNorm = 0;
-  private visited: Uint8Array;
-  private epoch = 0;
   private readonly cand = new Heap();
   private readonly res = new Heap();
   private readonly ids: number[] = [];
@@ -97,7 +125,8 @@ export class MappedGraph {
     this.codes = parts.codes.map((b) => new Int8Array(b.buffer, b.byteOffset, b.byteLength));
     this.words = parts.codes.map((b) => new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2));
     this.norms = this.withNorms ? this.words : [];
-    this.batch = new Int32Array(this.M0);
+    this.rows64 = parts.codes.map(words64);
+    this.lists64 = parts.l0.map(words64);
     this.l0n = parts.l0n;
     this.l0 = parts.l0;
     this.levels = parts.levels;
@@ -113,7 +142,6 @@ export class MappedGraph {
     if (!this.has(this.entry)) this.electEntry();
     this.query = new Int8Array(stride);
     this.queryBytes = new Uint8Array(this.query.buffer);
-    this.visited = new Uint8Array(0);
   }
 
   has(slot: number): boolean {
@@ -198,13 +226,25 @@ export class MappedGraph {
     ({ entry: this.entry, level: this.maxLevel } = highestNode(this.levels, this.cap));
   }
 
-  private nextEpoch(): number {
-    if (this.visited.length !== this.cap) this.visited = new Uint8Array(this.cap);
-    if (this.epoch >= 0xff) {
-      this.visited.fill(0);
-      this.epoch = 0;
+  /**
+   * The epoch of a new walk. The marks are cleared, and this view's absent slots marked, when
+   * the epochs run out (every 254 walks) and when the thread's last walk was another view's.
+   */
+  private nextEpoch(w: Buffers): number {
+    if (w.capacity < this.cap) {
+      w.visitedPtr = w.k.tail(this.cap);
+      w.capacity = this.cap;
+      w.markedFor = null;
     }
-    return ++this.epoch;
+    if (w.markedFor !== this || w.epoch >= ABSENT_MARK - 1) {
+      const marks = w.k.bytes.subarray(w.visitedPtr, w.visitedPtr + this.cap);
+      marks.fill(0);
+      const levels = this.levels;
+      for (let s = 0; s < this.cap; s++) if (levels[s] === ABSENT) marks[s] = ABSENT_MARK;
+      w.epoch = 0;
+      w.markedFor = this;
+    }
+    return ++w.epoch;
   }
 
   /** As Graph.descend: greedy from the entry point down to layer 1. */
@@ -249,34 +289,58 @@ export class MappedGraph {
     return drainClosestFirst(this.res);
   }
 
-  /** Layer 0's beam search from `node`, leaving the results in the result heap. */
+  /**
+   * Layer 0's beam search from `node`, leaving the results in the result heap. Per expanded
+   * node: its list is copied into the kernels' memory (8 bytes a step) and `gatherMarked` keeps
+   * the slots not visited and present (one call; the marks live in that memory); then the rows
+   * of those slots are touched, one word per cache line that their codes use (independent loads,
+   * so the CPU fetches the rows in parallel: a walk is bound by these misses), copied into the
+   * kernels' buffer (8 bytes a step), and scored in one call.
+   *
+   * Only the bytes of a row that a code can make non-zero are read: a 100-d code with its norm
+   * fills 116 bytes of a 128-byte row, which sits 24 bytes past a cache line in the map (LMDB's
+   * page header), so the norm alone takes a third line. The walk scores l2 with `l2i8` (the
+   * squared differences) rather than `l2i8n` (the norms and the dot product): the same integers,
+   * without the norm's line. The buffer's rows are zero past the code.
+   */
   private walk(node: number, dist: number, ef: number, mask: Uint8Array | null): void {
-    const k = this.kernels();
-    const kernel = this.kernel!;
+    const w = this.buffers();
+    const k = w.k;
+    const epoch = this.nextEpoch(w);
+    const kernel = this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : k.l2i8;
+    const gather = k.gatherMarked;
     const negate = this.metric === 'dot';
     const i32 = k.i32;
+    const i64 = k.i64;
     const out = k.out;
+    const M0 = this.M0;
+    // the kernels' ids: the identity over the first M0 (where the rows are copied), then the
+    // gathered slots, then the copied list
+    for (let j = 0; j < M0; j++) k.ids[j] = j;
+    const slotsPtr = k.idsPtr + M0 * 4;
+    const slots32 = slotsPtr >> 2;
+    const listPtr = slotsPtr + M0 * 4;
+    const list64 = listPtr >> 3;
+    const halfM0 = M0 >> 1;
+    const visitedPtr = w.visitedPtr;
     const basePtr = k.codePtr(0);
-    const base32 = basePtr >> 2;
+    const base64 = basePtr >> 3;
     const rowWords = this.row >> 2;
-    // rows sit at any 8-byte offset in the map (LMDB's page header), so a row of two cache
-    // lines spans three: its last word is touched as well
-    const lastWord = rowWords - 1;
+    const rowQ = this.row >> 3;
+    const usedQ = (this.len + 7) >> 3;
+    const strideQ = this.stride >> 3;
+    const lastUsed = usedQ * 2 - 1;
     const words = this.words;
-    const batch = this.batch;
-    // a neighbour list's rows go to the first M0 places of the buffer (a scan may have used them)
-    for (let j = 0; j < this.M0; j++) k.ids[j] = j;
-    const epoch = this.nextEpoch();
-    const visited = this.visited;
-    const levels = this.levels;
+    const rows64 = this.rows64;
+    const lists64 = this.lists64;
+    const l0n = this.l0n;
     const cand = this.cand;
     const res = this.res;
     cand.clear();
     res.clear();
-    visited[node] = epoch;
+    k.bytes[visitedPtr + node] = epoch;
     cand.push(dist, node);
     if (!mask || mask[node]) res.push(-dist, node);
-    const M0 = this.M0;
     let touched = 0;
     while (cand.size > 0) {
       const cd = cand.topKey;
@@ -284,39 +348,38 @@ export class MappedGraph {
       const c = cand.pop();
       const b = c >>> SHIFT;
       const i = c & (BLOCK - 1);
-      const n = this.l0n[b]![i]!;
-      const list = this.l0[b]!;
-      let m = 0;
-      // First the new neighbours, touching one word per cache line of each row: these loads do
-      // not depend on one another, so the CPU fetches the rows in parallel (a walk is bound by
-      // these misses); then the copies, which find the lines in cache.
-      for (let j = 0, at = i * M0; j < n; j++) {
-        const nb = list[at + j]!;
-        if (visited[nb] === epoch || levels[nb] === ABSENT) continue;
-        visited[nb] = epoch;
+      const n = l0n[b]![i]!;
+      if (n === 0) continue;
+      const list = lists64[b]!;
+      for (let t = list64, f = i * halfM0, end = list64 + ((n + 1) >> 1); t < end; t++, f++) i64[t] = list[f]!;
+      const m = gather(listPtr, n, visitedPtr, epoch, slotsPtr);
+      if (m === 0) continue;
+      for (let j = 0; j < m; j++) {
+        const nb = i32[slots32 + j]!;
         const src = words[nb >>> SHIFT]!;
         const from = (nb & (BLOCK - 1)) * rowWords;
-        for (let w = 0; w < rowWords; w += 16) touched ^= src[from + w]!;
-        touched ^= src[from + lastWord]!;
-        batch[m++] = nb;
+        for (let x = 0; x < lastUsed; x += 16) touched ^= src[from + x]!;
+        touched ^= src[from + lastUsed]!;
       }
-      if (m === 0) continue;
-      // rows are multiples of 16 bytes: four words per step (the loop's overhead is most of a copy)
-      for (let j = 0, to = base32; j < m; j++) {
-        const nb = batch[j]!;
-        const src = words[nb >>> SHIFT]!;
-        for (let from = (nb & (BLOCK - 1)) * rowWords, end = from + rowWords; from < end; from += 4, to += 4) {
-          i32[to] = src[from]!;
-          i32[to + 1] = src[from + 1]!;
-          i32[to + 2] = src[from + 2]!;
-          i32[to + 3] = src[from + 3]!;
+      for (let j = 0, row = base64; j < m; j++, row += rowQ) {
+        const nb = i32[slots32 + j]!;
+        const src = rows64[nb >>> SHIFT]!;
+        let f = (nb & (BLOCK - 1)) * rowQ;
+        let t = row;
+        for (const end = row + usedQ - 3; t < end; t += 4, f += 4) {
+          i64[t] = src[f]!;
+          i64[t + 1] = src[f + 1]!;
+          i64[t + 2] = src[f + 2]!;
+          i64[t + 3] = src[f + 3]!;
         }
+        for (const end = row + usedQ; t < end; t++, f++) i64[t] = src[f]!;
+        for (const end = row + strideQ; t < end; t++) i64[t] = 0n;
       }
       kernel(QUERY_PTR, basePtr, this.row, k.idsPtr, m, k.outPtr, this.stride);
       for (let j = 0; j < m; j++) {
         const d = negate ? -out[j]! : out[j]!;
         if (res.size < ef || d < -res.topKey) {
-          const nb = batch[j]!;
+          const nb = i32[slots32 + j]!;
           cand.push(d, nb);
           if (!mask || mask[nb]) {
             res.push(-d, nb);
@@ -413,17 +476,25 @@ export class MappedGraph {
    * interleave within a thread), so the query is copied in at each use.
    */
   private kernels(): Kernels {
-    const key = `${this.row}:${this.M0}`;
-    let k = buffers.get(key);
-    if (!k) {
-      k = new Kernels(this.row, this.M0);
-      k.resize(SCAN_BLOCKS * BLOCK);
-      buffers.set(key, k);
-    }
+    const k = this.buffers().k;
     this.kernel ??= this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : this.withNorms ? k.l2i8n : k.l2i8;
+    return k;
+  }
+
+  /** This thread's buffers for this row shape, the query copied in (its norm too, for `l2i8n`). */
+  private buffers(): Buffers {
+    const key = `${this.row}:${this.M0}`;
+    let w = buffers.get(key);
+    if (!w) {
+      const k = new Kernels(this.row, this.M0);
+      k.resize(SCAN_BLOCKS * BLOCK);
+      w = { k, visitedPtr: 0, capacity: 0, epoch: 0, markedFor: null };
+      buffers.set(key, w);
+    }
+    const k = w.k;
     k.bytes.set(this.queryBytes, QUERY_PTR);
     if (this.withNorms) k.i32[(QUERY_PTR + this.stride) >> 2] = this.qNorm;
-    return k;
+    return w;
   }
 
   private scanBlocks(slots: ArrayLike<number>, keep: number): void {
@@ -485,8 +556,8 @@ export class MappedGraph {
     flush();
   }
 
-  /** Anonymous memory this view holds (levels, visited marks, upper layers, overlay copies are counted by the store). */
+  /** Anonymous memory this view holds (levels, upper layers; overlay copies are counted by the store, visited marks by the thread's kernels). */
   get byteLength(): number {
-    return this.levels.byteLength + this.visited.byteLength + this.upperData.byteLength + this.upperSlots.byteLength * 2;
+    return this.levels.byteLength + this.upperData.byteLength + this.upperSlots.byteLength * 2;
   }
 }
