@@ -35,11 +35,17 @@ function fill(vs: VectorStore, store: IndexStore, vectors: Float32Array[], from 
 
 /**
  * Fixed beam (the tuner learns from timings and starts afresh per instance); a filtered search
- * too, and a beam wide enough that the store answers by an exact scan of every code.
+ * too, a beam wide enough that the store answers by an exact scan of every code, and the 10
+ * best by code distance re-ranked no further (any error in a code the walk copies shows there).
  */
 function answers(vs: VectorStore, qs: Float32Array[]): unknown[] {
   const filter = new RoaringBitmap32(Array.from({ length: 3000 }, (_, i) => i * 2));
-  return qs.flatMap((q) => [vs.search(q, 10, undefined, { ef: 80 }), vs.search(q, 5, filter, { ef: 80 }), vs.search(q, 10, undefined, { ef: 400 })]);
+  return qs.flatMap((q) => [
+    vs.search(q, 10, undefined, { ef: 80 }),
+    vs.search(q, 5, filter, { ef: 80 }),
+    vs.search(q, 10, undefined, { ef: 400 }),
+    vs.search(q, 10, undefined, { ef: 80, rerank: 10 }),
+  ]);
 }
 
 describe('searches through the memory map', () => {
@@ -133,12 +139,34 @@ describe('searches through the memory map', () => {
     const store = new IndexStore(tempDir());
     const config: VectorStoreConfig = { dimensions: DIM, distance, binaryQuantized, foldMinBytes: 0 };
     const writer = new VectorStore(store, 'e', config);
-    fill(writer, store, vectors.slice(0, 3000));
+    // more than 4,096 vectors: fewer are scanned, not walked (params.ts, preferScan)
+    fill(writer, store, vectors.slice(0, 5000));
     store.write(() => writer.flush());
-    fill(writer, store, vectors.slice(0, 3300), 3000);
+    fill(writer, store, vectors.slice(0, 5300), 5000);
     const reader = new VectorStore(store, 'e', config);
     expect(reader.mapped).toBe(true);
     expect(answers(reader, qs.slice(0, 20))).toEqual(answers(writer, qs.slice(0, 20)));
+  });
+
+  // The view copies only the bytes of a row that a code uses, and touches the cache lines they
+  // lie on: codes shorter than one line, and longer than two (an odd number of bytes, and rows
+  // with a norm), must score as the arena's kernels do.
+  test.each<[Distance, number]>([
+    ['euclidean', 37],
+    ['cosine', 260],
+    ['dot', 260],
+    ['hamming', 300],
+  ])('%s with %i dimensions: the view scores as the kernels do', (distance, dimensions) => {
+    const reshape = (v: Float32Array, i: number) => Float32Array.from({ length: dimensions }, (_, d) => v[d % DIM]! * (1 + ((i + d) % 7) / 10));
+    const store = new IndexStore(tempDir());
+    const config: VectorStoreConfig = { dimensions, distance, foldMinBytes: 0 };
+    const writer = new VectorStore(store, 'e', config);
+    fill(writer, store, vectors.slice(0, 5000).map(reshape));
+    store.write(() => writer.flush());
+    const reader = new VectorStore(store, 'e', config);
+    expect(reader.mapped).toBe(true);
+    const queried = qs.slice(0, 20).map(reshape);
+    expect(answers(reader, queried)).toEqual(answers(writer, queried));
   });
 
   test('a store of blocks only (written before the segments) opens, and its next write folds it', async () => {

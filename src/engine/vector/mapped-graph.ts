@@ -3,12 +3,15 @@
  * memory map (segments.ts), or in the small overlay of blocks changed since, with distance
  * kernels in plain JS.
  *
- * Why not the WebAssembly kernels: their memory cannot alias a file mapping, and copying the
- * codes and lists into it is what made a serving process's anonymous memory grow with the
- * index (about 260 bytes per 100-d vector). Here a process holds, per vector, one byte of level
- * (and one of visited marks while searching); the upper layers (one node in M) are copied, as
- * one flat array. The walk is the one of graph.ts (same descent, same beam, same order of
- * expansion), on the same integer code distances, so it answers the same neighbours.
+ * Why not the WebAssembly kernels' memory for the graph: it cannot alias a file mapping, and
+ * copying the codes and lists into it is what made a serving process's anonymous memory grow
+ * with the index (about 260 bytes per 100-d vector). Here a process holds, per vector, one byte
+ * of level (and, per searching thread, one of visited marks in the kernels' memory); the upper
+ * layers (one node in M) are copied, as one flat array. The walk is the one of graph.ts (same
+ * descent, same beam, same order of expansion), on the same integer code distances, so it
+ * answers the same neighbours. Layer 0 runs in the kernels as far as it can: per expanded node,
+ * JS copies its list into their memory, one call picks the new neighbours, JS copies those rows
+ * in, one call scores them (see `walk`).
  *
  * Every block of BLOCK slots is served from one typed-array view per part (codes, norms,
  * counts, lists): a view into a segment, into an overlay copy, or into a shared empty block.
@@ -21,10 +24,41 @@ import { Kernels, QUERY_PTR } from './simd.js';
 
 /** Blocks a scan copies into its WebAssembly buffer at a time (fixed: 16 * 256 rows). */
 const SCAN_BLOCKS = 16;
-/** The kernels' buffers of this thread, by row shape (see `kernels`). */
-const buffers = new Map<string, Kernels>();
 
 const ABSENT = -1;
+/** The visited mark of a slot absent from the graph: above every epoch (see `gatherMarked`). */
+const ABSENT_MARK = 0xff;
+
+/**
+ * A thread's kernels for one row shape (a view is replaced at each commit; searches never
+ * interleave within a thread, so its views share them), and the walk's state in their memory:
+ * the visited marks (one byte per slot, past the kernels' regions), the epoch they were last
+ * stamped with, and the view whose absent slots they mark.
+ */
+interface Buffers {
+  k: Kernels;
+  visitedPtr: number;
+  capacity: number;
+  epoch: number;
+  markedFor: MappedGraph | null;
+}
+const buffers = new Map<string, Buffers>();
+
+/** The buffer holding most of `blocks` as 32-bit words, and where each block starts in it (-1: not in it). */
+function flatWords(blocks: Uint8Array[]): { flat: Int32Array; at: Int32Array } {
+  const count = new Map<ArrayBufferLike, number>();
+  for (const b of blocks) if (b.byteOffset % 4 === 0) count.set(b.buffer, (count.get(b.buffer) ?? 0) + 1);
+  let best: ArrayBufferLike = new ArrayBuffer(0);
+  for (const [buffer, n] of count) if (n > (count.get(best) ?? 0)) best = buffer;
+  const at = Int32Array.from(blocks, (b) => (b.buffer === best && b.byteOffset % 4 === 0 ? b.byteOffset >> 2 : -1));
+  return { flat: new Int32Array(best, 0, best.byteLength >> 2), at };
+}
+
+/** A block's bytes as 64-bit words; a block the map placed off an 8-byte boundary is copied first (LMDB's pages keep them on one). */
+function words64(b: Uint8Array | Uint32Array): BigInt64Array {
+  const bytes = b.byteOffset % 8 === 0 ? b : b.slice();
+  return new BigInt64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 3);
+}
 
 /** popcount of each byte value, for hamming distances on bit codes. */
 const POP = new Uint8Array(256);
@@ -55,10 +89,25 @@ export class MappedGraph {
   private readonly codes: Int8Array[];
   private readonly codeBytes: Uint8Array[];
   private readonly norms: Int32Array[];
-  /** Per block: its rows as 32-bit words (rows are multiples of 16 bytes), for copying a row into the kernels' buffer. */
+  /** Per block: its rows as 32-bit words (rows are multiples of 16 bytes), for touching a row's cache lines. */
   private readonly words: Int32Array[];
-  /** The neighbours of the node being expanded, as copied into the kernels' buffer. */
-  private readonly batch: Int32Array;
+  /**
+   * The buffer most blocks' rows lie in (the memory map: lmdb-js hands out one buffer per 3.75
+   * GiB of it) as 32-bit words, and per block where its rows start there (-1: elsewhere, as an
+   * overlay copy). Touching rows through this one view costs a third fewer instructions than
+   * through a view per block (no per-row load of the block's view), which lets the CPU keep more
+   * of those loads in flight: 0.82-0.89x the walk's CPU at 200k.
+   */
+  private readonly flat: Int32Array;
+  private readonly flatAt: Int32Array;
+  /**
+   * Per block: its rows, and its lists, as 64-bit words, for copying them into the kernels'
+   * memory. A copy in 8-byte steps costs half one in 4-byte steps, and BigInt64Array loads and
+   * stores move the bits as they are (a Float64Array may canonicalise the NaN patterns that two
+   * int8 codes can form); V8 compiles them to plain moves, with no BigInt made.
+   */
+  private readonly rows64: BigInt64Array[];
+  private readonly lists64: BigInt64Array[];
   private readonly l0n: Uint8Array[];
   private readonly l0: Uint32Array[];
   private readonly upperSlots: Uint32Array;
@@ -74,8 +123,6 @@ export class MappedGraph {
   private readonly query: Int8Array;
   private readonly queryBytes: Uint8Array;
   private qNorm = 0;
-  private visited: Uint8Array;
-  private epoch = 0;
   private readonly cand = new Heap();
   private readonly res = new Heap();
   private readonly ids: number[] = [];
@@ -97,7 +144,9 @@ export class MappedGraph {
     this.codes = parts.codes.map((b) => new Int8Array(b.buffer, b.byteOffset, b.byteLength));
     this.words = parts.codes.map((b) => new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2));
     this.norms = this.withNorms ? this.words : [];
-    this.batch = new Int32Array(this.M0);
+    this.rows64 = parts.codes.map(words64);
+    this.lists64 = parts.l0.map(words64);
+    ({ flat: this.flat, at: this.flatAt } = flatWords(parts.codes));
     this.l0n = parts.l0n;
     this.l0 = parts.l0;
     this.levels = parts.levels;
@@ -113,7 +162,6 @@ export class MappedGraph {
     if (!this.has(this.entry)) this.electEntry();
     this.query = new Int8Array(stride);
     this.queryBytes = new Uint8Array(this.query.buffer);
-    this.visited = new Uint8Array(0);
   }
 
   has(slot: number): boolean {
@@ -198,33 +246,57 @@ export class MappedGraph {
     ({ entry: this.entry, level: this.maxLevel } = highestNode(this.levels, this.cap));
   }
 
-  private nextEpoch(): number {
-    if (this.visited.length !== this.cap) this.visited = new Uint8Array(this.cap);
-    if (this.epoch >= 0xff) {
-      this.visited.fill(0);
-      this.epoch = 0;
+  /**
+   * The epoch of a new walk. The marks are cleared, and this view's absent slots marked, when
+   * the epochs run out (every 254 walks) and when the thread's last walk was another view's.
+   */
+  private nextEpoch(w: Buffers): number {
+    if (w.capacity < this.cap) {
+      w.visitedPtr = w.k.tail(this.cap);
+      w.capacity = this.cap;
+      w.markedFor = null;
     }
-    return ++this.epoch;
+    if (w.markedFor !== this || w.epoch >= ABSENT_MARK - 1) {
+      const marks = w.k.bytes.subarray(w.visitedPtr, w.visitedPtr + this.cap);
+      marks.fill(0);
+      const levels = this.levels;
+      for (let s = 0; s < this.cap; s++) if (levels[s] === ABSENT) marks[s] = ABSENT_MARK;
+      w.epoch = 0;
+      w.markedFor = this;
+    }
+    return ++w.epoch;
   }
 
-  /** As Graph.descend: greedy from the entry point down to layer 1. */
-  private descend(): { node: number; dist: number } {
+  /**
+   * As Graph.descend: greedy from the entry point down to layer 1. Each step's neighbours are
+   * scored in one kernel call, as the walk's are (their rows fetched by `fetchRows`).
+   */
+  private descend(w: Buffers): { node: number; dist: number } {
     let cur = this.entry;
     let curDist = this.dist(cur);
+    const k = w.k;
+    const i32 = k.i32;
+    const out = k.out;
+    const slots32 = this.slots32(k);
+    const kernel = this.walkKernel(k);
+    const negate = this.metric === 'dot';
     const list = this.ids;
     for (let level = this.maxLevel; level > 0; level--) {
       let changed = true;
       while (changed) {
         changed = false;
         this.links(cur, level, list);
+        let m = 0;
+        for (let i = 0; i < list.length; i++) if (this.levels[list[i]!] !== ABSENT) i32[slots32 + m++] = list[i]!;
+        if (m === 0) break;
+        this.fetchRows(k, slots32, m);
+        kernel(QUERY_PTR, k.codePtr(0), this.row, k.idsPtr, m, k.outPtr, this.stride);
         let best = cur;
-        for (let i = 0; i < list.length; i++) {
-          const nb = list[i]!;
-          if (this.levels[nb] === ABSENT) continue;
-          const d = this.dist(nb);
+        for (let j = 0; j < m; j++) {
+          const d = negate ? -out[j]! : out[j]!;
           if (d < curDist) {
             curDist = d;
-            best = nb;
+            best = i32[slots32 + j]!;
           }
         }
         if (best !== cur) {
@@ -237,6 +309,76 @@ export class MappedGraph {
   }
 
   /**
+   * The kernel the walks score with: l2 by `l2i8` (squared differences) rather than `l2i8n`
+   * (norms and dot product), the same integers without reading the norm (see `fetchRows`).
+   */
+  private walkKernel(k: Kernels): Kernels['l2i8'] {
+    return this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : k.l2i8;
+  }
+
+  /** Where, in the kernels' i32 view, the walks put the slots to score (after the identity ids of the rows they copy). */
+  private slots32(k: Kernels): number {
+    return (k.idsPtr >> 2) + this.M0;
+  }
+
+  /**
+   * Copy the rows of the `m` slots listed at `slots32` (in the kernels' i32 view) into the
+   * kernels' rows 0 to m - 1, for one kernel call. First the rows are touched, one word per
+   * cache line that their codes use: the loads do not depend on one another, so the CPU fetches
+   * the rows in parallel (a walk is bound by these misses); then the copies, 8 bytes a step,
+   * find the lines in cache.
+   *
+   * Only the bytes a code can make non-zero are read: a 100-d code with its norm fills 116 bytes
+   * of a 128-byte row, which sits 24 bytes past a cache line in the map (LMDB's page header),
+   * so the norm alone takes a third line. The kernels' rows are zero past the code.
+   */
+  private fetchRows(k: Kernels, slots32: number, m: number): void {
+    const i32 = k.i32;
+    const i64 = k.i64;
+    const flat = this.flat;
+    const flatAt = this.flatAt;
+    const rows64 = this.rows64;
+    const rowWords = this.row >> 2;
+    const rowQ = this.row >> 3;
+    const usedQ = (this.len + 7) >> 3;
+    const strideQ = this.stride >> 3;
+    const lastUsed = usedQ * 2 - 1;
+    let touched = 0;
+    for (let j = 0; j < m; j++) {
+      const nb = i32[slots32 + j]!;
+      const o = flatAt[nb >>> SHIFT]!;
+      if (o >= 0) {
+        // the buffer starts on a page, so a word's line is its index / 16: the first and last
+        // words, then one per line between them (none for a 100-d code)
+        const at = o + (nb & (BLOCK - 1)) * rowWords;
+        const last = at + lastUsed;
+        touched ^= flat[at]! ^ flat[last]!;
+        for (let x = (at | 15) + 1, end = last & ~15; x < end; x += 16) touched ^= flat[x]!;
+      } else {
+        const src = this.words[nb >>> SHIFT]!;
+        const from = (nb & (BLOCK - 1)) * rowWords;
+        for (let x = 0; x < lastUsed; x += 16) touched ^= src[from + x]!;
+        touched ^= src[from + lastUsed]!;
+      }
+    }
+    for (let j = 0, row = k.codePtr(0) >> 3; j < m; j++, row += rowQ) {
+      const nb = i32[slots32 + j]!;
+      const src = rows64[nb >>> SHIFT]!;
+      let f = (nb & (BLOCK - 1)) * rowQ;
+      let t = row;
+      for (const end = row + usedQ - 3; t < end; t += 4, f += 4) {
+        i64[t] = src[f]!;
+        i64[t + 1] = src[f + 1]!;
+        i64[t + 2] = src[f + 2]!;
+        i64[t + 3] = src[f + 3]!;
+      }
+      for (const end = row + usedQ; t < end; t++, f++) i64[t] = src[f]!;
+      for (const end = row + strideQ; t < end; t++) i64[t] = 0n;
+    }
+    this.sink ^= touched;
+  }
+
+  /**
    * The `ef` closest slots to the query (restricted to `mask` when given), closest first: as
    * Graph.search. Layer 0 scores each expanded node's new neighbours with the SIMD kernels: their
    * rows are copied (as 32-bit words) into the kernels' small buffer, which costs a fraction of
@@ -244,79 +386,66 @@ export class MappedGraph {
    */
   search(ef: number, mask: Uint8Array | null = null): Scored {
     if (this.entry < 0) return { ids: [], dists: [] };
-    const { node, dist } = this.descend();
-    this.walk(node, dist, ef, mask);
+    const w = this.buffers();
+    // first: it may grow the kernels' memory, which renews their views
+    const epoch = this.nextEpoch(w);
+    // the kernels' ids: the identity over the first M0 (the rows the walks copy), then the slots to score
+    const ids = w.k.ids;
+    for (let j = 0; j < this.M0; j++) ids[j] = j;
+    const { node, dist } = this.descend(w);
+    this.walk(w, epoch, node, dist, ef, mask);
     return drainClosestFirst(this.res);
   }
 
-  /** Layer 0's beam search from `node`, leaving the results in the result heap. */
-  private walk(node: number, dist: number, ef: number, mask: Uint8Array | null): void {
-    const k = this.kernels();
-    const kernel = this.kernel!;
+  /**
+   * Layer 0's beam search from `node`, leaving the results in the result heap. Per expanded
+   * node: its list is copied into the kernels' memory (8 bytes a step), `gatherMarked` keeps the
+   * slots not visited and present (one call: the marks live in that memory), `fetchRows` copies
+   * their rows in and one call scores them.
+   */
+  private walk(w: Buffers, epoch: number, node: number, dist: number, ef: number, mask: Uint8Array | null): void {
+    const k = w.k;
+    const kernel = this.walkKernel(k);
+    const gather = k.gatherMarked;
     const negate = this.metric === 'dot';
     const i32 = k.i32;
+    const i64 = k.i64;
     const out = k.out;
+    const M0 = this.M0;
+    const slots32 = this.slots32(k);
+    const slotsPtr = slots32 << 2;
+    const listPtr = slotsPtr + M0 * 4;
+    const list64 = listPtr >> 3;
+    const halfM0 = M0 >> 1;
+    const visitedPtr = w.visitedPtr;
     const basePtr = k.codePtr(0);
-    const base32 = basePtr >> 2;
-    const rowWords = this.row >> 2;
-    // rows sit at any 8-byte offset in the map (LMDB's page header), so a row of two cache
-    // lines spans three: its last word is touched as well
-    const lastWord = rowWords - 1;
-    const words = this.words;
-    const batch = this.batch;
-    // a neighbour list's rows go to the first M0 places of the buffer (a scan may have used them)
-    for (let j = 0; j < this.M0; j++) k.ids[j] = j;
-    const epoch = this.nextEpoch();
-    const visited = this.visited;
-    const levels = this.levels;
+    const lists64 = this.lists64;
+    const l0n = this.l0n;
     const cand = this.cand;
     const res = this.res;
     cand.clear();
     res.clear();
-    visited[node] = epoch;
+    k.bytes[visitedPtr + node] = epoch;
     cand.push(dist, node);
     if (!mask || mask[node]) res.push(-dist, node);
-    const M0 = this.M0;
-    let touched = 0;
     while (cand.size > 0) {
       const cd = cand.topKey;
       if (res.size >= ef && cd > -res.topKey) break;
       const c = cand.pop();
       const b = c >>> SHIFT;
       const i = c & (BLOCK - 1);
-      const n = this.l0n[b]![i]!;
-      const list = this.l0[b]!;
-      let m = 0;
-      // First the new neighbours, touching one word per cache line of each row: these loads do
-      // not depend on one another, so the CPU fetches the rows in parallel (a walk is bound by
-      // these misses); then the copies, which find the lines in cache.
-      for (let j = 0, at = i * M0; j < n; j++) {
-        const nb = list[at + j]!;
-        if (visited[nb] === epoch || levels[nb] === ABSENT) continue;
-        visited[nb] = epoch;
-        const src = words[nb >>> SHIFT]!;
-        const from = (nb & (BLOCK - 1)) * rowWords;
-        for (let w = 0; w < rowWords; w += 16) touched ^= src[from + w]!;
-        touched ^= src[from + lastWord]!;
-        batch[m++] = nb;
-      }
+      const n = l0n[b]![i]!;
+      if (n === 0) continue;
+      const list = lists64[b]!;
+      for (let t = list64, f = i * halfM0, end = list64 + ((n + 1) >> 1); t < end; t++, f++) i64[t] = list[f]!;
+      const m = gather(listPtr, n, visitedPtr, epoch, slotsPtr);
       if (m === 0) continue;
-      // rows are multiples of 16 bytes: four words per step (the loop's overhead is most of a copy)
-      for (let j = 0, to = base32; j < m; j++) {
-        const nb = batch[j]!;
-        const src = words[nb >>> SHIFT]!;
-        for (let from = (nb & (BLOCK - 1)) * rowWords, end = from + rowWords; from < end; from += 4, to += 4) {
-          i32[to] = src[from]!;
-          i32[to + 1] = src[from + 1]!;
-          i32[to + 2] = src[from + 2]!;
-          i32[to + 3] = src[from + 3]!;
-        }
-      }
+      this.fetchRows(k, slots32, m);
       kernel(QUERY_PTR, basePtr, this.row, k.idsPtr, m, k.outPtr, this.stride);
       for (let j = 0; j < m; j++) {
         const d = negate ? -out[j]! : out[j]!;
         if (res.size < ef || d < -res.topKey) {
-          const nb = batch[j]!;
+          const nb = i32[slots32 + j]!;
           cand.push(d, nb);
           if (!mask || mask[nb]) {
             res.push(-d, nb);
@@ -325,7 +454,6 @@ export class MappedGraph {
         }
       }
     }
-    this.sink = touched;
   }
 
   /** What the touching loads read (kept, so that they are not optimised away). */
@@ -413,17 +541,25 @@ export class MappedGraph {
    * interleave within a thread), so the query is copied in at each use.
    */
   private kernels(): Kernels {
-    const key = `${this.row}:${this.M0}`;
-    let k = buffers.get(key);
-    if (!k) {
-      k = new Kernels(this.row, this.M0);
-      k.resize(SCAN_BLOCKS * BLOCK);
-      buffers.set(key, k);
-    }
+    const k = this.buffers().k;
     this.kernel ??= this.metric === 'hamming' ? k.hamming : this.metric === 'dot' ? k.doti8 : this.withNorms ? k.l2i8n : k.l2i8;
+    return k;
+  }
+
+  /** This thread's buffers for this row shape, the query copied in (its norm too, for `l2i8n`). */
+  private buffers(): Buffers {
+    const key = `${this.row}:${this.M0}`;
+    let w = buffers.get(key);
+    if (!w) {
+      const k = new Kernels(this.row, this.M0);
+      k.resize(SCAN_BLOCKS * BLOCK);
+      w = { k, visitedPtr: 0, capacity: 0, epoch: 0, markedFor: null };
+      buffers.set(key, w);
+    }
+    const k = w.k;
     k.bytes.set(this.queryBytes, QUERY_PTR);
     if (this.withNorms) k.i32[(QUERY_PTR + this.stride) >> 2] = this.qNorm;
-    return k;
+    return w;
   }
 
   private scanBlocks(slots: ArrayLike<number>, keep: number): void {
@@ -485,8 +621,8 @@ export class MappedGraph {
     flush();
   }
 
-  /** Anonymous memory this view holds (levels, visited marks, upper layers, overlay copies are counted by the store). */
+  /** Anonymous memory this view holds (levels, upper layers; overlay copies are counted by the store, visited marks by the thread's kernels). */
   get byteLength(): number {
-    return this.levels.byteLength + this.visited.byteLength + this.upperData.byteLength + this.upperSlots.byteLength * 2;
+    return this.levels.byteLength + this.upperData.byteLength + this.upperSlots.byteLength * 2;
   }
 }

@@ -244,6 +244,39 @@ function gatherKernel(checkLevels: boolean): number[] {
   return [...uleb(fn.length), ...fn];
 }
 
+/**
+ * gatherMarked(list, n, visited, epoch, out) -> m: of the `n` slots listed (u32) at `list`, copy
+ * into `out` those whose visited mark is below `epoch` (unsigned), marking them `epoch`. The
+ * mapped walk (mapped-graph.ts) copies a neighbour list out of the memory map to `list`; slots
+ * absent from its graph carry the mark 255, above every epoch, so one compare skips both the
+ * visited and the absent ones.
+ */
+function gatherMarkedKernel(): number[] {
+  const G = { list: 0, n: 1, vis: 2, epoch: 3, out: 4, end: 5, nb: 6, m: 7 };
+  const visAddr = [...op.get(G.vis), ...op.get(G.nb), ...op.i32Add];
+  const body = [
+    ...op.get(G.list), ...op.get(G.n), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.set(G.end),
+    ...op.block,
+    ...op.loop,
+    ...op.get(G.list), ...op.get(G.end), ...op.i32GeU, ...op.brIf(1),
+    ...op.get(G.list), ...op.i32Load, ...op.set(G.nb),
+    ...visAddr, ...op.i32Load8U, ...op.get(G.epoch), ...op.i32LtU,
+    ...op.if,
+    ...visAddr, ...op.get(G.epoch), ...op.i32Store8,
+    ...op.get(G.out), ...op.get(G.m), ...op.i32Const(2), ...op.i32Shl, ...op.i32Add, ...op.get(G.nb), ...op.i32Store,
+    ...op.get(G.m), ...op.i32Const(1), ...op.i32Add, ...op.set(G.m),
+    ...op.end,
+    ...op.get(G.list), ...op.i32Const(4), ...op.i32Add, ...op.set(G.list),
+    ...op.br(0),
+    ...op.end,
+    ...op.end,
+    ...op.get(G.m),
+    ...op.end,
+  ];
+  const fn = [...vec([[3, I32]]), ...body];
+  return [...uleb(fn.length), ...fn];
+}
+
 function assemble(): Uint8Array {
   const kernels: Array<[string, number[]]> = [
     ['l2i8', batchKernel(l2Chunk)],
@@ -255,14 +288,16 @@ function assemble(): Uint8Array {
     ['gather', gatherKernel(true)],
     ['gatherAll', gatherKernel(false)],
   ];
+  const marked: Array<[string, number[]]> = [['gatherMarked', gatherMarkedKernel()]];
   const type = section(1, vec([
     [0x60, ...vec(new Array(7).fill([I32])), 0],
     [0x60, ...vec(new Array(8).fill([I32])), 1, I32],
+    [0x60, ...vec(new Array(5).fill([I32])), 1, I32],
   ]));
   // shared memory (flag 3: shared, with a maximum), so that a helper thread can walk the graph
   const imports = section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x03, 1, ...uleb(MAX_PAGES)]]));
-  const all = [...kernels, ...gathers];
-  const funcs = section(3, vec([...kernels.map(() => [0]), ...gathers.map(() => [1])]));
+  const all = [...kernels, ...gathers, ...marked];
+  const funcs = section(3, vec([...kernels.map(() => [0]), ...gathers.map(() => [1]), ...marked.map(() => [2])]));
   const exports = section(7, vec(all.map(([name], i) => [...str(name), 0x00, i])));
   const code = section(10, [...uleb(all.length), ...all.flatMap(([, body]) => body)]);
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...type, ...imports, ...funcs, ...exports, ...code]);
@@ -291,6 +326,7 @@ export function simdSupported(): boolean {
 }
 
 type GatherFn = (l0: number, l0n: number, levels: number, visited: number, M0: number, node: number, epoch: number, ids: number) => number;
+type GatherMarkedFn = (list: number, n: number, visited: number, epoch: number, out: number) => number;
 
 export interface Layout {
   cap: number;
@@ -322,12 +358,15 @@ export class Kernels {
   readonly l2i8n: BatchFn;
   readonly gather: GatherFn;
   readonly gatherAll: GatherFn;
+  readonly gatherMarked: GatherMarkedFn;
   layout: Layout;
   bytes!: Uint8Array;
   ids!: Uint32Array;
   out!: Int32Array;
   /** The whole memory as i32 (index = byte offset / 4). */
   i32!: Int32Array;
+  /** The whole memory as 64-bit words (index = byte offset / 8), for copying rows in. */
+  i64!: BigInt64Array;
   /** Where this thread's batch ids and distances live, and how many fit. */
   readonly idsPtr: number;
   readonly outPtr: number;
@@ -356,6 +395,7 @@ export class Kernels {
     this.l2i8n = ex.l2i8n as BatchFn;
     this.gather = ex.gather as GatherFn;
     this.gatherAll = ex.gatherAll as GatherFn;
+    this.gatherMarked = ex.gatherMarked as GatherMarkedFn;
     this.refreshViews();
   }
 
@@ -365,6 +405,22 @@ export class Kernels {
     this.ids = new Uint32Array(buf, this.idsPtr, this.batch);
     this.out = new Int32Array(buf, this.outPtr, this.batch);
     this.i32 = new Int32Array(buf);
+    this.i64 = new BigInt64Array(buf);
+  }
+
+  /**
+   * `bytes` past the layout's end (16-aligned), the memory grown to hold them: room for a
+   * caller's own data that no kernel region overlaps. Its address moves when `resize` grows the
+   * layout; its content is then lost.
+   */
+  tail(bytes: number): number {
+    const at = Math.ceil(this.layout.end / 16) * 16;
+    const have = this.memory.buffer.byteLength;
+    if (at + bytes > have) {
+      this.memory.grow(Math.ceil((at + bytes - have) / PAGE));
+      this.refreshViews();
+    }
+    return at;
   }
 
   /**
