@@ -4,39 +4,19 @@
  * outlives the server, a second server cannot open the directory while it lives, and killing it
  * or the server inside a commit loses no acknowledged task.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { BIN, json, killAll, serve, waitTask } from './serve-process.js';
 import { movies } from '../data.js';
+import { writeProcessPids } from '../write-processes.js';
 
 const MOVIES = movies().slice(0, 2000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 afterEach(killAll);
-
-/** The pids of the write-side processes started by `pid`. */
-function writeChildren(pid: number): number[] {
-  const found: number[] = [];
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    let children = '';
-    try {
-      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const child of children.split(' ').filter(Boolean).map(Number)) {
-      try {
-        if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('--search-write-process')) found.push(child);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  }
-  return found;
-}
 
 /** Whether `pid` still runs (a zombie waiting for its reaper does not). */
 function running(pid: number): boolean {
@@ -88,7 +68,7 @@ test('a SIGKILL of the server inside a commit ends its write process too; a new 
   const held = await serve(args, { ...BASE_ENV, SEARCH_TEST_HOLD_WRITE_MS: '60000', SEARCH_TEST_HOLD_WRITE_MARKER: marker });
   const acknowledged = [await addMovies(held.url, 'movies', MOVIES.slice(0, 1000)), await addMovies(held.url, 'movies', MOVIES.slice(1000))];
   expect(await waitUntil(() => existsSync(marker), 60_000)).toBe(true);
-  const writers = writeChildren(held.process.pid!);
+  const writers = writeProcessPids(held.process.pid!);
   expect(writers).toHaveLength(1);
 
   // the write process holds its transaction open: the server answers from the last commit
@@ -115,7 +95,7 @@ test('a write process killed inside a commit is started again; the batch is done
   const served = await serve(args, { ...BASE_ENV, SEARCH_TEST_HOLD_WRITE_MS: '2000', SEARCH_TEST_HOLD_WRITE_MARKER: marker });
   const uid = await addMovies(served.url, 'movies', MOVIES.slice(0, 500));
   expect(await waitUntil(() => existsSync(marker), 60_000)).toBe(true);
-  const [writer] = writeChildren(served.process.pid!);
+  const [writer] = writeProcessPids(served.process.pid!);
   expect(writer).toBeGreaterThan(0);
   process.kill(writer!, 'SIGKILL');
   expect(await waitUntil(() => !running(writer!), 5_000)).toBe(true);
@@ -127,7 +107,7 @@ test('a write process killed inside a commit is started again; the batch is done
   expect((await json(`${served.url}/indexes/movies/stats`)).body.numberOfDocuments).toBe(500);
   expect((await searchTitle(served.url, 'movies', MOVIES[7]!.title)).body.hits.map((hit: { id: number }) => hit.id)).toContain(MOVIES[7]!.id);
   // another process does the work now
-  const next = writeChildren(served.process.pid!);
+  const next = writeProcessPids(served.process.pid!);
   expect(next).toHaveLength(1);
   expect(next[0]).not.toBe(writer);
 }, 240_000);
@@ -137,7 +117,7 @@ test('while a write process outlives its server, no other server opens the direc
   const held = await serve(args, { ...BASE_ENV, SEARCH_TEST_HOLD_WRITE_MS: '60000', SEARCH_TEST_HOLD_WRITE_MARKER: marker });
   await addMovies(held.url, 'movies', MOVIES.slice(0, 100));
   expect(await waitUntil(() => existsSync(marker), 60_000)).toBe(true);
-  const [writer] = writeChildren(held.process.pid!);
+  const [writer] = writeProcessPids(held.process.pid!);
   // stopped, its watchdog cannot end it: it outlives the server, holding the directory's lock
   process.kill(writer!, 'SIGSTOP');
   try {
@@ -165,7 +145,7 @@ test('a task whose batch ends the write process three times is failed, and the q
   const doomed = await addMovies(served.url, 'movies', MOVIES.slice(0, 200));
   for (let kill = 0; kill < 3; kill++) {
     expect(await waitUntil(() => existsSync(marker), 60_000)).toBe(true);
-    const [writer] = writeChildren(served.process.pid!);
+    const [writer] = writeProcessPids(served.process.pid!);
     rmSync(marker);
     process.kill(writer!, 'SIGKILL');
     expect(await waitUntil(() => !running(writer!), 5_000)).toBe(true);

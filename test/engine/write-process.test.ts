@@ -4,21 +4,18 @@
  * gets them for its builds as `search serve` does; a deployment's own GLIBC_TUNABLES, or
  * SEARCH_MALLOC_TUNING=off, wins.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterEach, expect, test } from 'vitest';
 import { MALLOC_TUNABLES } from '../../src/engine/allocator-settings.js';
 import { tempEngine } from './helpers.js';
+import { writeProcessPids } from '../write-processes.js';
 
 /** The environment of this process's write-side child. */
 function writeProcessEnvironment(): Map<string, string> {
-  for (const task of readdirSync('/proc/self/task')) {
-    for (const pid of readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--search-write-process')) continue;
-      const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
-      return new Map(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
-    }
-  }
-  throw new Error('no write process');
+  const [pid] = writeProcessPids();
+  if (pid === undefined) throw new Error('no write process');
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return new Map(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
 }
 
 const saved = { tuning: process.env.SEARCH_MALLOC_TUNING, tunables: process.env.GLIBC_TUNABLES };

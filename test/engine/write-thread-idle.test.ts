@@ -4,34 +4,20 @@
  * runs as a worker thread or as a child process (tasks/write-host.ts). Here the idle time and the
  * host are set through the engine's options, since the test machine has no limit.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import type { WriteHostKind } from '../../src/engine/tasks/write-host.js';
 import { tempEngine } from './helpers.js';
+import { writeProcessPids } from '../write-processes.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The OS threads of this process: an ended worker thread is joined, so the count falls by one. */
 const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
 
-/** The child processes of this one that run a write side (src/engine/tasks/write-host.ts). */
-function writeProcesses(): number {
-  let count = 0;
-  for (const task of readdirSync('/proc/self/task')) {
-    for (const pid of readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
-      try {
-        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--search-write-process')) count++;
-      } catch {
-        // ended meanwhile
-      }
-    }
-  }
-  return count;
-}
-
 /** What shows a live write side: one more thread, or one more child process. */
-const LIVE: Record<WriteHostKind, () => number> = { thread: threads, process: writeProcesses };
+const LIVE: Record<WriteHostKind, () => number> = { thread: threads, process: () => writeProcessPids().length };
 
 async function waitFor(condition: () => boolean, ms = 10_000): Promise<void> {
   const until = performance.now() + ms;
