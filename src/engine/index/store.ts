@@ -98,11 +98,28 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * lmdb-js opens an environment's root database inside a write transaction. Once, on a loaded
+ * machine, a serving process opening an index that its write process (tasks/write-host.ts) was
+ * writing got "No transaction to renew" from it (not reproduced in 12 quiet runs; the cause is
+ * inside lmdb-js). Opening again a moment later is harmless, so that error is retried.
+ */
+const OPEN_ATTEMPTS = 3;
+const OPEN_RETRY_MS = 20;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /** How every index environment is opened (the compacted copy of one too, see compaction.ts). */
 export function openIndexEnvironment(path: string): RootDatabase {
   // lmdb-js reads `noReadAhead` (MDB_NORDAHEAD) but its typings omit it
   const options: RootDatabaseOptionsWithPath & { noReadAhead: boolean } = { path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES, noReadAhead: !readAhead() };
-  return open(options);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return open(options);
+    } catch (error) {
+      if (attempt >= OPEN_ATTEMPTS || !/No transaction to renew/.test((error as Error).message)) throw error;
+      Atomics.wait(PAUSE, 0, 0, OPEN_RETRY_MS);
+    }
+  }
 }
 
 /** The options of a named database that LMDB stores with it (its key order and duplicates). */
