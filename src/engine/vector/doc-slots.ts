@@ -8,6 +8,8 @@
 const NONE = -1;
 /** Owner of a slot that belongs to no document. */
 export const NO_OWNER = 0xffffffff;
+/** Documents handed to a bitmap at a time (`documents`). */
+const DOC_CHUNK = 16_384;
 
 export class DocSlots {
   private head = new Int32Array(0);
@@ -130,24 +132,40 @@ export class DocSlots {
 
   /**
    * Adopt the owner and position of each of `slots` slots (NO_OWNER: free; the arrays are kept,
-   * not copied); the lists are built at their first use (`list`). Returns the documents, in no
-   * particular order.
+   * not copied; `position` may be empty when every position is 0); the lists are built at their
+   * first use (`list`).
    */
-  load(owner: Uint32Array, position: Uint16Array, slots: number): Uint32Array {
+  load(owner: Uint32Array, position: Uint16Array, slots: number): void {
     this.head = new Int32Array(0);
     this.next = new Int32Array(0);
     this.owner = owner;
     let several = false;
-    for (let s = 0; s < slots && !several; s++) several = owner[s] !== NO_OWNER && position[s] !== 0;
+    for (let s = 0; s < slots && s < position.length && !several; s++) several = owner[s] !== NO_OWNER && position[s] !== 0;
     this.position = several ? position : new Uint16Array(0);
     this.loaded = slots;
     this.listed = false;
-    let docs = 0;
-    for (let s = 0; s < slots; s++) if (owner[s] !== NO_OWNER && position[s] === 0) docs++;
-    const out = new Uint32Array(docs);
+  }
+
+  /**
+   * Add every document that has a slot to `into` (returned), a chunk at a time: an array of
+   * every document, made and dropped at each open, is memory the allocator keeps.
+   */
+  documents<T extends { addMany(values: Uint32Array): unknown }>(into: T): T {
+    const owner = this.owner;
+    const position = this.position;
+    const chunk = new Uint32Array(Math.min(DOC_CHUNK, Math.max(1, this.loaded)));
     let n = 0;
-    for (let s = 0; s < slots; s++) if (owner[s] !== NO_OWNER && position[s] === 0) out[n++] = owner[s]!;
-    return out;
+    for (let s = 0; s < this.loaded; s++) {
+      // a document's first vector (position 0) stands for it
+      if (owner[s] === NO_OWNER || (s < position.length && position[s] !== 0)) continue;
+      chunk[n++] = owner[s]!;
+      if (n === chunk.length) {
+        into.addMany(chunk);
+        n = 0;
+      }
+    }
+    if (n > 0) into.addMany(chunk.subarray(0, n));
+    return into;
   }
 
   /**

@@ -904,21 +904,33 @@ export class VectorStore {
     return out;
   }
 
-  /** Owner, position and pending flag of every slot below `slots`, from the OWNERS blocks. */
-  private readOwners(slots: number, read?: ReadOptions): { owner: Uint32Array; position: Uint16Array; pending: Uint8Array } {
+  /**
+   * Owner and position of every slot below `slots`, and the pending slots, from the OWNERS
+   * blocks, read in place (lmdb-js's reused buffer: no copy per block). The only arrays made are
+   * the ones kept: the owners, and the positions only once one is not 0 (else empty, see
+   * DocSlots.load). Temporary arrays of a few bytes per vector, freed after every open, were
+   * what the allocator kept of a serving process's open at 500,000 vectors (bench/README.md).
+   */
+  private readOwners(slots: number, read?: ReadOptions): { owner: Uint32Array; position: Uint16Array; pending: number[] } {
     const n = blocksFor(slots) * BLOCK;
     const owner = new Uint32Array(n).fill(NO_OWNER);
-    const position = new Uint16Array(n);
-    const pending = new Uint8Array(n);
+    let position = new Uint16Array(0);
+    const pending: number[] = [];
     for (let b = 0; b < blocksFor(slots); b++) {
       const raw = reads(this.blocks).getBinaryFast(blockKey(b, OWNERS), read);
       if (!raw) continue;
-      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-      for (let i = 0; i < BLOCK; i++) {
+      for (let i = 0, at = 0; i < BLOCK; i++, at += OWNER_BYTES) {
         const s = b * BLOCK + i;
-        owner[s] = view.getUint32(i * OWNER_BYTES, true);
-        position[s] = view.getUint16(i * OWNER_BYTES + 4, true);
-        pending[s] = view.getUint16(i * OWNER_BYTES + 6, true) & FLAG_PENDING;
+        // little-endian fields, byte by byte: the buffer may sit at any offset
+        const o = (raw[at]! | (raw[at + 1]! << 8) | (raw[at + 2]! << 16) | (raw[at + 3]! << 24)) >>> 0;
+        owner[s] = o;
+        if (o === NO_OWNER) continue;
+        const p = raw[at + 4]! | (raw[at + 5]! << 8);
+        if (p !== 0) {
+          if (position.length === 0) position = new Uint16Array(n);
+          position[s] = p;
+        }
+        if ((raw[at + 6]! & FLAG_PENDING) !== 0) pending.push(s);
       }
     }
     return { owner, position, pending };
@@ -927,7 +939,8 @@ export class VectorStore {
   /** The documents' lists, the bitmap and the free slots from the slots' owners. */
   private adoptOwners(owner: Uint32Array, position: Uint16Array, slots: number): void {
     this.docSlots = new DocSlots();
-    this.docBitmap = new RoaringBitmap32(this.docSlots.load(owner, position, slots));
+    this.docSlots.load(owner, position, slots);
+    this.docBitmap = this.docSlots.documents(new RoaringBitmap32());
     this.free = [];
     for (let s = slots - 1; s >= 0; s--) if (owner[s] === NO_OWNER) this.free.push(s);
   }
@@ -1092,11 +1105,14 @@ export class VectorStore {
     let size = 0;
     for (let s = 0; s < slots; s++) {
       if (owner[s] === NO_OWNER) continue;
-      if (pending[s]) this.pending.add(s);
-      else {
-        levels[s] = levelOf(s, mult);
-        size++;
-      }
+      levels[s] = levelOf(s, mult);
+      size++;
+    }
+    // pending vectors are not in the graph
+    for (const s of pending) {
+      this.pending.add(s);
+      levels[s] = -1;
+      size--;
     }
     const M0 = state.M * 2;
     const lay = segmentLayout(row, M0);
@@ -1146,15 +1162,13 @@ export class VectorStore {
     }
     // Upper layers (one vector in M has some): the UPPER blocks list their slots in ascending
     // order, and blocks are read in order, so two passes fill flat arrays already sorted, with no
-    // object per node (a serving process keeps its heap small).
-    const uppers: Uint32Array[] = [];
+    // object per node (a serving process keeps its heap small). Each pass reads the blocks in
+    // place (one reused array, no copy per block).
     let nodes = 0;
     let words = 0;
     for (let b = 0; b < nBlocks; b++) {
-      const raw = reads(this.blocks).getBinary(blockKey(b, UPPER), read);
-      if (!raw) continue;
-      const list = u32s(raw);
-      uppers.push(list);
+      const list = this.upperWords(b, read);
+      if (!list) continue;
       for (let i = 0; i < list.length; ) {
         const level = list[i + 1]!;
         const length = level * (state.M + 1);
@@ -1171,7 +1185,9 @@ export class VectorStore {
     let node = 0;
     let at = 0;
     let sorted = true;
-    for (const list of uppers) {
+    for (let b = 0; b < nBlocks; b++) {
+      const list = this.upperWords(b, read);
+      if (!list) continue;
       for (let i = 0; i < list.length; ) {
         const s = list[i]!;
         const level = list[i + 1]!;
@@ -1208,6 +1224,23 @@ export class VectorStore {
     this.viewBytes = copied;
     this.watchSnapshot();
     if (process.env.VECTORSTORE_READER_PREFETCH_MEMORY === 'true') this.touchAhead(segs.filter((v): v is Uint8Array => v !== undefined));
+  }
+
+  /** Where `upperWords` copies a block's words (grown as needed, kept: a few KiB). */
+  private upperScratch = new Uint32Array(0);
+
+  /**
+   * The words of block `b`'s UPPER record (see the header), copied into a reused array: valid
+   * until the next call. lmdb-js's buffer for small values is reused by the next read and may
+   * sit at any byte offset.
+   */
+  private upperWords(b: number, read: ReadOptions): Uint32Array | undefined {
+    const raw = reads(this.blocks).getBinaryFast(blockKey(b, UPPER), read);
+    if (!raw) return undefined;
+    const count = raw.length >> 2;
+    if (this.upperScratch.length < count) this.upperScratch = new Uint32Array(Math.max(count, this.upperScratch.length * 2, 1024));
+    new Uint8Array(this.upperScratch.buffer, 0, count * 4).set(raw.subarray(0, count * 4));
+    return this.upperScratch.subarray(0, count);
   }
 
   /**
@@ -1278,10 +1311,10 @@ export class VectorStore {
         graph.coded(p);
       }
     }
+    for (const s of pending) this.pending.add(s);
     for (let s = 0; s < slots; s++) {
-      if (owner[s] === NO_OWNER) continue;
-      if (pending[s]) this.pending.add(s);
-      else graph.place(s, graph.levelFor(s));
+      if (owner[s] === NO_OWNER || this.pending.has(s)) continue;
+      graph.place(s, graph.levelFor(s));
     }
     const M0 = graph.M0;
     const l0bytes = new Uint8Array(graph.l0.buffer, graph.l0.byteOffset, graph.l0.byteLength);
