@@ -13,10 +13,12 @@
  * then the first search after a restart, with and without VECTORSTORE_READER_PREFETCH_MEMORY
  * (in a fresh process: at once after `Engine.open`, and once the background warm-up is done),
  * recall per distance metric (vectors given deterministic lengths so that the metrics
- * disagree), and `memory`: anonymous memory (RssAnon) of a fresh process serving 50,000 and then
+ * disagree), and `memory`: anonymous memory (RssAnon) of fresh processes serving 50,000 and
  * 500,000 vectors of 100 dimensions, beside hnswlib-node serving the same vectors from its saved
  * index: with defaults, without the engine's warm-up (vector searches only), and with defaults
- * under the allocator settings `search serve` uses inside a memory limit (GLIBC_TUNABLES). GloVe-100 has 200,000 vectors: rows beyond are mixes of two of them, normalised
+ * under the allocator settings `search serve` uses inside a memory limit (GLIBC_TUNABLES); the
+ * median of VECTOR_BENCH_MEMORY_RUNS (default 5) fresh processes per size and configuration, with
+ * the spread and every single figure, and the ratio of the medians (`memoryRows`). GloVe-100 has 200,000 vectors: rows beyond are mixes of two of them, normalised
  * (`rowVector`). Recall@10 is against brute force over the final vectors, with the pattern's metric.
  * Our QPS runs the 1,000 queries after 100 warm-up searches (the same ones: the store calibrates
  * its beam on the searches it serves); hnswlib-node's is taken at our recall, interpolated
@@ -60,7 +62,8 @@ const PATTERNS = {
   euclidean: { n: 50_000, payloads: 10, distance: 'euclidean', lengths: true },
   dot: { n: 50_000, payloads: 10, distance: 'dot', lengths: true },
   hamming: { n: 50_000, payloads: 10, distance: 'hamming' },
-  memory: { sizes: [50_000, 500_000], per: 10_000 },
+  // VECTOR_BENCH_MEMORY_SIZES=2000,5000: a quick check of the pattern itself
+  memory: { sizes: (process.env.VECTOR_BENCH_MEMORY_SIZES ?? '50000,500000').split(',').map(Number), per: 10_000 },
 };
 /** How long the serving process of `restart` and `memory` leaves the background warm-up. */
 const WARM_WAIT_MS = 2000;
@@ -453,6 +456,103 @@ function peerAt(curve, recall) {
   return best.recall >= recall ? { qps: sorted[0].qps, cpuQps: sorted[0].cpuQps, reached: true } : { qps: best.qps, cpuQps: best.cpuQps, recall: best.recall, reached: false };
 }
 
+/** Fresh serving processes per size and configuration (`VECTOR_BENCH_MEMORY_RUNS`, default 5). */
+const MEMORY_RUNS = Number(process.env.VECTOR_BENCH_MEMORY_RUNS ?? 5);
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/**
+ * `memory`: each size built once (ours through the Engine API, hnswlib-node's saved index), then
+ * MEMORY_RUNS rounds, each serving every size from a fresh process per configuration, sizes and
+ * configurations alternating so that both sizes see the same load. One process's RssAnon varies by
+ * 10-15 MB from one process to the next (V8's young generation doubling from 16 to 32 MB or not
+ * before the measurement, the allocator's free lists), more than what grows with N: the figure is
+ * the median of the fresh processes per size, with their spread, and the ratio of the medians.
+ */
+async function memoryRows(name, p, dir) {
+  const { MALLOC_TUNABLES } = await import(join(DIST, '..', 'cli', 'allocator-settings.js'));
+  const configs = [
+    { key: 'defaults', label: 'defaults', args: {} },
+    { key: 'vectorOnly', label: "without the engine's warm-up (vector searches only)", args: { warm: false } },
+    // the allocator settings `search serve` runs itself with inside a memory limit
+    // (src/cli/allocator-settings.ts): glibc's per-thread arenas keep freed native memory
+    { key: 'tunables', label: "defaults with search serve's allocator settings (as inside a memory limit)", args: { env: { GLIBC_TUNABLES: MALLOC_TUNABLES } } },
+  ];
+  const sizes = p.sizes.map((n) => ({ n, path: join(dir, `${name}-${n}`), file: join(dir, `${name}-${n}.hnsw`), runs: Object.fromEntries([...configs.map((c) => [c.key, []]), ['peer', []]]) }));
+  const loads = [load()];
+  for (const size of sizes) {
+    size.build = await spawn('build', { n: size.n, per: p.per, path: size.path });
+    size.peerBuild = await spawn('peerBuild', { n: size.n, file: size.file });
+  }
+  for (let r = 0; r < MEMORY_RUNS; r++) {
+    for (const size of sizes) {
+      for (const c of configs) size.runs[c.key].push(await spawn('serve', { path: size.path, ...c.args }));
+      size.runs.peer.push(await spawn('peerServe', { n: size.n, file: size.file }));
+    }
+    loads.push(load());
+  }
+  for (const size of sizes) {
+    if (process.env.VECTOR_BENCH_KEEP) console.log(`kept ${size.path}`);
+    else rmSync(size.path, { recursive: true, force: true });
+    rmSync(size.file, { force: true });
+  }
+  const mb = (x) => x.toFixed(1);
+  const figure = (runs) => {
+    const anon = runs.map((x) => x.anon);
+    return { median: median(anon), min: Math.min(...anon), max: Math.max(...anon), singles: anon };
+  };
+  const describe = (runs) => {
+    const f = figure(runs);
+    const spread = `median ${mb(f.median)} MB (spread ${mb(f.min)}-${mb(f.max)}; runs ${f.singles.map(mb).join(' / ')}`;
+    if (runs[0].heapMb === undefined) return `${spread})`;
+    const heap = runs.map((x) => x.heapMb.toFixed(0)).join('/');
+    const buffers = runs.map((x) => x.arrayBuffersMb.toFixed(0)).join('/');
+    return `${spread}; V8 heap ${heap} MB, array buffers ${buffers} MB)`;
+  };
+  const rows = [];
+  const first = sizes[0];
+  for (const size of sizes) {
+    const o = size.runs.defaults;
+    const h = size.runs.peer;
+    const notes = [
+      `RssAnon after a full collection, ${MEMORY_RUNS} fresh processes each: defaults ${describe(o)}`,
+      ...configs.slice(1).map((c) => `${c.label} ${describe(size.runs[c.key])}`),
+      `hnswlib-node ${describe(h)}`,
+    ];
+    if (size !== first) {
+      const ratio = (key) => {
+        const a = figure(size.runs[key]);
+        const b = figure(first.runs[key]);
+        const pairs = size.runs[key].map((x, i) => (x.anon / first.runs[key][i].anon).toFixed(2)).join(' / ');
+        return `${(a.median / b.median).toFixed(2)}x (round by round ${pairs})`;
+      };
+      notes.push(
+        `ratio of the medians to the ${first.n.toLocaleString('en')} figure: defaults **${ratio('defaults')}**; ` +
+          configs
+            .slice(1)
+            .map((c) => `${c.key === 'vectorOnly' ? 'without the warm-up' : 'with the allocator settings'} ${ratio(c.key)}`)
+            .join('; ') +
+          `; hnswlib-node ${ratio('peer')}`,
+      );
+    }
+    notes.push(`load ${loads.join(' -> ')}`);
+    const qps = median(o.map((x) => x.qps));
+    const cpuMs = median(o.map((x) => x.cpuMsPerSearch));
+    rows.push([
+      `memory: serving ${size.n.toLocaleString('en')} vectors (fresh processes, after 1,100 searches)`,
+      '-',
+      `${qps.toFixed(0)}, ${cpuMs.toFixed(2)} ms CPU per search (medians; hnswlib at ef 200: ${median(h.map((x) => x.qps)).toFixed(0)})`,
+      `${size.build.docsPerSec.toFixed(0)} (${(size.build.docsPerSec / size.peerBuild.insertsPerSec).toFixed(2)}x)`,
+      notes.join('; '),
+    ]);
+  }
+  return rows;
+}
+
 async function main() {
   const names = (process.env.VECTOR_BENCH_PATTERNS ?? Object.keys(PATTERNS).join(',')).split(',');
   const data = loadData();
@@ -464,35 +564,7 @@ async function main() {
       const p = PATTERNS[name];
       if (!p) throw new Error(`unknown pattern ${name} (known: ${Object.keys(PATTERNS).join(', ')})`);
       if (p.sizes) {
-        const { MALLOC_TUNABLES } = await import(join(DIST, '..', 'cli', 'allocator-settings.js'));
-        const anon = [];
-        for (const n of p.sizes) {
-          const path = join(dir, `${name}-${n}`);
-          const file = join(dir, `${name}-${n}.hnsw`);
-          const b = await spawn('build', { n, per: p.per, path });
-          const o = await spawn('serve', { path });
-          const v = await spawn('serve', { path, warm: false });
-          // with the allocator settings `search serve` runs itself with inside a memory limit
-          // (src/cli/allocator-settings.ts): glibc's per-thread arenas keep freed native memory
-          const t = await spawn('serve', { path, env: { GLIBC_TUNABLES: MALLOC_TUNABLES } });
-          if (process.env.VECTOR_BENCH_KEEP) console.log(`kept ${path}`);
-          else rmSync(path, { recursive: true, force: true });
-          const hb = await spawn('peerBuild', { n, file });
-          const h = await spawn('peerServe', { n, file });
-          rmSync(file, { force: true });
-          anon.push([o.anon, h.anon, v.anon, t.anon]);
-          const detail = (x) => `heap ${x.heapMb.toFixed(0)} MB, array buffers ${x.arrayBuffersMb.toFixed(0)} MB, RssAnon before the collection ${x.anonNow.toFixed(0)} MB`;
-          const row = [
-            `memory: serving ${n.toLocaleString('en')} vectors (fresh process, after 1,100 searches)`,
-            '-',
-            `${o.qps.toFixed(0)}, ${o.cpuMsPerSearch.toFixed(2)} ms CPU per search (hnswlib at ef 200: ${h.qps.toFixed(0)})`,
-            `${b.docsPerSec.toFixed(0)} (${(b.docsPerSec / hb.insertsPerSec).toFixed(2)}x)`,
-            `RssAnon after a full collection ${o.anon.toFixed(0)} MB (${detail(o)}); without the engine's warm-up ${v.anon.toFixed(0)} MB (${detail(v)}); hnswlib-node ${h.anon.toFixed(0)} MB` +
-              `; defaults with search serve's allocator settings (as inside a memory limit) ${t.anon.toFixed(0)} MB (${detail(t)})` +
-              (anon.length > 1
-                ? `; ours ${(o.anon / anon[0][0]).toFixed(2)}x the ${p.sizes[0].toLocaleString('en')} figure (without the warm-up ${(v.anon / anon[0][2]).toFixed(2)}x, with the allocator settings ${(t.anon / anon[0][3]).toFixed(2)}x), hnswlib-node ${(h.anon / anon[0][1]).toFixed(2)}x`
-                : ''),
-          ];
+        for (const row of await memoryRows(name, p, dir)) {
           console.log(row.join(' | '));
           table.push(row);
         }
