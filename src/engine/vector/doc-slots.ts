@@ -3,18 +3,102 @@
  * (a Map costs tens of bytes per document; this costs 4 bytes per docid and 10 per slot).
  * Internal docids are dense (allocated in sequence by the index), so they index an array.
  * Each slot also knows its owner and its position in the owner's list, which is what the store
- * persists (see store.ts: owner blocks) and rebuilds the lists from (`load`).
+ * persists (see store.ts: owner blocks) and rebuilds the lists from (`load`); until a change,
+ * the owners stay as the store opened them (SlotOwners: an offset per block of consecutive ones).
  */
+import { BLOCK, SHIFT } from './segments.js';
+
 const NONE = -1;
 /** Owner of a slot that belongs to no document. */
 export const NO_OWNER = 0xffffffff;
 /** Documents handed to a bitmap at a time (`documents`). */
 const DOC_CHUNK = 16_384;
 
+/** The owners of a block whose slots are all free (shared, never written). */
+const FREE_BLOCK = new Uint32Array(BLOCK).fill(NO_OWNER);
+
+/**
+ * The slots' owners as a store opens them, by blocks of 256 slots. A block whose slots all hold
+ * consecutive documents (a build stores documents in the order it numbers them, one vector
+ * each) keeps one offset; any other block keeps its 256 owners. A serving process holds about
+ * 2 bytes per 256 vectors instead of 4 bytes per vector while the index grew by appending.
+ */
+export class SlotOwners {
+  /** Per block: owner = slot + offset, when `lists` has no array for it. */
+  private readonly offsets: Int32Array;
+  private readonly lists: Array<Uint32Array | undefined>;
+
+  constructor(readonly blocks: number) {
+    this.offsets = new Int32Array(blocks);
+    this.lists = new Array<Uint32Array | undefined>(blocks).fill(undefined);
+  }
+
+  /** The owners of every slot of `flat` (blocks of `flat` are viewed, not copied). */
+  static fromFlat(flat: Uint32Array): SlotOwners {
+    const blocks = Math.ceil(flat.length / BLOCK);
+    const out = new SlotOwners(blocks);
+    for (let b = 0; b < blocks; b++) {
+      const list = flat.subarray(b * BLOCK, (b + 1) * BLOCK);
+      out.lists[b] = list.length === BLOCK ? list : Uint32Array.from({ length: BLOCK }, (_, i) => list[i] ?? NO_OWNER);
+    }
+    return out;
+  }
+
+  /** Block `b`'s 256 owners (`owners` is read, not kept). */
+  setBlock(b: number, owners: Uint32Array): void {
+    const first = owners[0]!;
+    const offset = first - b * BLOCK;
+    let consecutive = first !== NO_OWNER;
+    for (let i = 1; i < BLOCK && consecutive; i++) consecutive = owners[i] === first + i;
+    if (consecutive) {
+      this.offsets[b] = offset;
+      this.lists[b] = undefined;
+    } else {
+      let free = true;
+      for (let i = 0; i < BLOCK && free; i++) free = owners[i] === NO_OWNER;
+      this.lists[b] = free ? FREE_BLOCK : Uint32Array.from(owners);
+    }
+  }
+
+  /** A block never set reads as free. */
+  markFree(b: number): void {
+    this.lists[b] = FREE_BLOCK;
+  }
+
+  get(slot: number): number {
+    const b = slot >>> SHIFT;
+    if (b >= this.blocks) return NO_OWNER;
+    const list = this.lists[b];
+    return list ? list[slot & (BLOCK - 1)]! : slot + this.offsets[b]!;
+  }
+
+  /** Every owner in one array of `length` (at least the blocks' slots). */
+  flat(length: number): Uint32Array {
+    const out = new Uint32Array(Math.max(length, this.blocks * BLOCK)).fill(NO_OWNER);
+    for (let b = 0; b < this.blocks; b++) {
+      const list = this.lists[b];
+      if (list) out.set(list, b * BLOCK);
+      else for (let i = 0, s = b * BLOCK; i < BLOCK; i++, s++) out[s] = s + this.offsets[b]!;
+    }
+    return out;
+  }
+
+  get byteLength(): number {
+    let bytes = this.offsets.byteLength + this.lists.length * 8;
+    for (const list of this.lists) if (list && list !== FREE_BLOCK) bytes += list.byteLength;
+    return bytes;
+  }
+}
+
 export class DocSlots {
   private head = new Int32Array(0);
   private next = new Int32Array(0);
   private owner: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  /**
+   * The owners as opened (see SlotOwners), while nothing changed them: `owner` is empty then, and
+   * made whole by the first change or the first use of the lists (`own`).
+   */
+  private opened: SlotOwners | null = null;
   /**
    * Empty while every document has one vector (every position 0, see `load`): 2 bytes per
    * vector less while serving; made whole at the first `set`.
@@ -36,7 +120,15 @@ export class DocSlots {
     this.head = head;
   }
 
+  /** Make the owners one flat array (before a change, or to build the lists). */
+  private own(): void {
+    if (!this.opened) return;
+    this.owner = this.opened.flat(this.loaded);
+    this.opened = null;
+  }
+
   private growSlots(slot: number): void {
+    this.own();
     if (slot < this.next.length && slot < this.owner.length) return;
     const size = Math.max(slot + 1, Math.ceil(Math.max(this.next.length, this.owner.length) * 1.5), 1024);
     const next = new Int32Array(size).fill(NONE);
@@ -118,11 +210,12 @@ export class DocSlots {
   }
 
   docOf(slot: number): number {
-    return this.owner[slot]!;
+    return this.opened ? this.opened.get(slot) : this.owner[slot]!;
   }
 
   /** The document of `slot` (NO_OWNER when none) and the slot's position in its list. */
   ownerOf(slot: number): number {
+    if (this.opened) return this.opened.get(slot);
     return slot < this.owner.length ? this.owner[slot]! : NO_OWNER;
   }
 
@@ -131,16 +224,17 @@ export class DocSlots {
   }
 
   /**
-   * Adopt the owner and position of each of `slots` slots (NO_OWNER: free; the arrays are kept,
-   * not copied; `position` may be empty when every position is 0); the lists are built at their
-   * first use (`list`).
+   * Adopt the owner and position of each of `slots` slots (NO_OWNER: free; both are kept, not
+   * copied; `position` may be empty when every position is 0); the lists are built at their
+   * first use (`list`), the owners made one array at the first change.
    */
-  load(owner: Uint32Array, position: Uint16Array, slots: number): void {
+  load(owners: SlotOwners, position: Uint16Array, slots: number): void {
     this.head = new Int32Array(0);
     this.next = new Int32Array(0);
-    this.owner = owner;
+    this.owner = new Uint32Array(0);
+    this.opened = owners;
     let several = false;
-    for (let s = 0; s < slots && s < position.length && !several; s++) several = owner[s] !== NO_OWNER && position[s] !== 0;
+    for (let s = 0; s < slots && s < position.length && !several; s++) several = owners.get(s) !== NO_OWNER && position[s] !== 0;
     this.position = several ? position : new Uint16Array(0);
     this.loaded = slots;
     this.listed = false;
@@ -151,14 +245,14 @@ export class DocSlots {
    * every document, made and dropped at each open, is memory the allocator keeps.
    */
   documents<T extends { addMany(values: Uint32Array): unknown }>(into: T): T {
-    const owner = this.owner;
     const position = this.position;
     const chunk = new Uint32Array(Math.min(DOC_CHUNK, Math.max(1, this.loaded)));
     let n = 0;
     for (let s = 0; s < this.loaded; s++) {
       // a document's first vector (position 0) stands for it
-      if (owner[s] === NO_OWNER || (s < position.length && position[s] !== 0)) continue;
-      chunk[n++] = owner[s]!;
+      const owner = this.ownerOf(s);
+      if (owner === NO_OWNER || (s < position.length && position[s] !== 0)) continue;
+      chunk[n++] = owner;
       if (n === chunk.length) {
         into.addMany(chunk);
         n = 0;
@@ -175,6 +269,7 @@ export class DocSlots {
   private list(): void {
     if (this.listed) return;
     this.listed = true;
+    this.own();
     const owner = this.owner;
     const position = this.position;
     const slots = this.loaded;
@@ -199,6 +294,6 @@ export class DocSlots {
   }
 
   get byteLength(): number {
-    return this.head.byteLength + this.next.byteLength + this.owner.byteLength + this.position.byteLength;
+    return this.head.byteLength + this.next.byteLength + this.owner.byteLength + (this.opened?.byteLength ?? 0) + this.position.byteLength;
   }
 }

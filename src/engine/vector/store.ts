@@ -55,7 +55,7 @@ const reads = (db: Database<Buffer, number>) => db as unknown as BinaryReads;
 import { SearchError } from '../errors.js';
 import { RoaringBitmap32, type Bitmap, type IndexStore } from '../index/store.js';
 import { exactDistance, norm, similarity, type Distance } from './distance.js';
-import { DocSlots, NO_OWNER } from './doc-slots.js';
+import { DocSlots, NO_OWNER, SlotOwners } from './doc-slots.js';
 import { arenaStrideFor, Graph, levelMult, levelOf, type Scored } from './graph.js';
 import { MappedGraph } from './mapped-graph.js';
 import { BUILD, efSearch, mergeThreshold, preferScan, rerankCount } from './params.js';
@@ -464,7 +464,7 @@ export class VectorStore {
     this.reload(state);
     this.adoptOwners(owners.owner, owners.position, saved.nextSlot);
     for (let slot = 0; slot < saved.nextSlot; slot++) {
-      if (owners.owner[slot] === NO_OWNER) continue;
+      if (owners.owner.get(slot) === NO_OWNER) continue;
       this.pending.add(slot);
       this.fresh.set(slot, this.exact(slot));
       this.uncoded.push(slot);
@@ -906,43 +906,49 @@ export class VectorStore {
 
   /**
    * Owner and position of every slot below `slots`, and the pending slots, from the OWNERS
-   * blocks, read in place (lmdb-js's reused buffer: no copy per block). The only arrays made are
-   * the ones kept: the owners, and the positions only once one is not 0 (else empty, see
-   * DocSlots.load). Temporary arrays of a few bytes per vector, freed after every open, were
-   * what the allocator kept of a serving process's open at 500,000 vectors (bench/README.md).
+   * blocks, read in place (lmdb-js's reused buffer: no copy per block). What is made is what is
+   * kept: the owners by blocks (SlotOwners: one offset for a block of consecutive documents), the
+   * positions only once one is not 0 (else empty, see DocSlots.load). Temporary arrays of a few
+   * bytes per vector, made and dropped at every open, were what the allocator kept of a serving
+   * process's open at 500,000 vectors (bench/README.md).
    */
-  private readOwners(slots: number, read?: ReadOptions): { owner: Uint32Array; position: Uint16Array; pending: number[] } {
-    const n = blocksFor(slots) * BLOCK;
-    const owner = new Uint32Array(n).fill(NO_OWNER);
+  private readOwners(slots: number, read?: ReadOptions): { owner: SlotOwners; position: Uint16Array; pending: number[] } {
+    const blocks = blocksFor(slots);
+    const owner = new SlotOwners(blocks);
+    const one = new Uint32Array(BLOCK);
     let position = new Uint16Array(0);
     const pending: number[] = [];
-    for (let b = 0; b < blocksFor(slots); b++) {
+    for (let b = 0; b < blocks; b++) {
       const raw = reads(this.blocks).getBinaryFast(blockKey(b, OWNERS), read);
-      if (!raw) continue;
+      if (!raw) {
+        owner.markFree(b);
+        continue;
+      }
       for (let i = 0, at = 0; i < BLOCK; i++, at += OWNER_BYTES) {
         const s = b * BLOCK + i;
         // little-endian fields, byte by byte: the buffer may sit at any offset
         const o = (raw[at]! | (raw[at + 1]! << 8) | (raw[at + 2]! << 16) | (raw[at + 3]! << 24)) >>> 0;
-        owner[s] = o;
+        one[i] = o;
         if (o === NO_OWNER) continue;
         const p = raw[at + 4]! | (raw[at + 5]! << 8);
         if (p !== 0) {
-          if (position.length === 0) position = new Uint16Array(n);
+          if (position.length === 0) position = new Uint16Array(blocks * BLOCK);
           position[s] = p;
         }
         if ((raw[at + 6]! & FLAG_PENDING) !== 0) pending.push(s);
       }
+      owner.setBlock(b, one);
     }
     return { owner, position, pending };
   }
 
   /** The documents' lists, the bitmap and the free slots from the slots' owners. */
-  private adoptOwners(owner: Uint32Array, position: Uint16Array, slots: number): void {
+  private adoptOwners(owner: SlotOwners, position: Uint16Array, slots: number): void {
     this.docSlots = new DocSlots();
     this.docSlots.load(owner, position, slots);
     this.docBitmap = this.docSlots.documents(new RoaringBitmap32());
     this.free = [];
-    for (let s = slots - 1; s >= 0; s--) if (owner[s] === NO_OWNER) this.free.push(s);
+    for (let s = slots - 1; s >= 0; s--) if (owner.get(s) === NO_OWNER) this.free.push(s);
   }
 
   // --- legacy layout (one key per slot) --------------------------------------------------------
@@ -957,7 +963,7 @@ export class VectorStore {
     for (const key of [...this.meta.getKeys({ start: PENDING, end: PENDING + '\uffff' })]) this.meta.removeSync(key as string);
   }
 
-  private readLegacyOwners(slots: number): { owner: Uint32Array; position: Uint16Array } {
+  private readLegacyOwners(slots: number): { owner: SlotOwners; position: Uint16Array } {
     const owner = new Uint32Array(blocksFor(slots) * BLOCK).fill(NO_OWNER);
     const position = new Uint16Array(owner.length);
     for (const { key, value } of this.legacy('docs').getRange()) {
@@ -966,7 +972,7 @@ export class VectorStore {
         position[s] = i;
       });
     }
-    return { owner, position };
+    return { owner: SlotOwners.fromFlat(owner), position };
   }
 
   // --- loading --------------------------------------------------------------------------------
@@ -1104,7 +1110,7 @@ export class VectorStore {
     const levels = new Int8Array(nBlocks * BLOCK).fill(-1);
     let size = 0;
     for (let s = 0; s < slots; s++) {
-      if (owner[s] === NO_OWNER) continue;
+      if (owner.get(s) === NO_OWNER) continue;
       levels[s] = levelOf(s, mult);
       size++;
     }
@@ -1313,7 +1319,7 @@ export class VectorStore {
     }
     for (const s of pending) this.pending.add(s);
     for (let s = 0; s < slots; s++) {
-      if (owner[s] === NO_OWNER || this.pending.has(s)) continue;
+      if (owner.get(s) === NO_OWNER || this.pending.has(s)) continue;
       graph.place(s, graph.levelFor(s));
     }
     const M0 = graph.M0;
