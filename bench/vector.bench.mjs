@@ -464,7 +464,7 @@ async function main() {
       const p = PATTERNS[name];
       if (!p) throw new Error(`unknown pattern ${name} (known: ${Object.keys(PATTERNS).join(', ')})`);
       if (p.sizes) {
-        const { MALLOC_TUNABLES } = await import(join(DIST, '..', 'cli', 'allocator-settings.js'));
+        const { MALLOC_TUNABLES } = await import(join(DIST, '..', 'cli', 'process-settings.js'));
         const anon = [];
         for (const n of p.sizes) {
           const path = join(dir, `${name}-${n}`);
@@ -473,7 +473,7 @@ async function main() {
           const o = await spawn('serve', { path });
           const v = await spawn('serve', { path, warm: false });
           // with the allocator settings `search serve` runs itself with inside a memory limit
-          // (src/cli/allocator-settings.ts): glibc's per-thread arenas keep freed native memory
+          // (src/cli/process-settings.ts): glibc's per-thread arenas keep freed native memory
           const t = await spawn('serve', { path, env: { GLIBC_TUNABLES: MALLOC_TUNABLES } });
           if (process.env.VECTOR_BENCH_KEEP) console.log(`kept ${path}`);
           else rmSync(path, { recursive: true, force: true });
