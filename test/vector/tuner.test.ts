@@ -20,8 +20,8 @@ describe('beam tuner', () => {
     expect(serve(t, 50_000, 48, 1, 0.3, 3)).toBe(24);
     expect(t.ef(150)).toBe(150);
     expect(t.scans(50_000)).toBe(false);
-    // settled: probes cost 5% of the walks' time, a scan costing 10 walks: one search in 200
-    expect(serve(t, 50_000, 2000, 1, 0.3, 3)).toBe(10);
+    // settled: probes cost 2.5% of the walks' time, a scan costing 10 walks: one search in 400
+    expect(serve(t, 50_000, 2000, 1, 0.3, 3)).toBe(5);
   });
 
   test('a walk below target widens its beam while that stays cheaper than the scan', () => {
@@ -37,8 +37,8 @@ describe('beam tuner', () => {
 
   test('a walk just short of its target widens by a smaller step, so the beam does not overshoot', () => {
     const t = new BeamTuner();
-    // 0.96 against a target of 0.97: a quarter wider, not half
-    serve(t, 200_000, 48, 0.96, 1, 20, 100);
+    // 0.95 against a target of 0.96: a quarter wider, not half
+    serve(t, 200_000, 48, 0.95, 1, 20, 100);
     expect(t.ef(168)).toBe(210);
     serve(t, 200_000, 48, 1, 1.25, 20);
     expect(t.ef(168)).toBe(210);
@@ -78,12 +78,34 @@ describe('beam tuner', () => {
 
   test("a trial's first half only warms: its times do not count", () => {
     const t = new BeamTuner();
-    serve(t, 200_000, 48, 0.9, 9, 6);
-    serve(t, 200_000, 127, 0.9, 9, 6);
+    serve(t, 200_000, 48, 0.95, 9, 6, 100);
+    expect(t.scans(200_000)).toBe(true);
+    serve(t, 200_000, 127, 0.95, 9, 6, 100);
     // 24 cold walks, then 24 warm ones at the target: walk again
     serve(t, 200_000, 24, 0.5, 60, 6);
-    serve(t, 200_000, 24, 1, 1, 6);
+    serve(t, 200_000, 24, 1, 1, 6, 100);
     expect(t.scans(200_000)).toBe(false);
+  });
+
+  test('a beam whose recall sits at the target keeps it: windows on either side of the target are pooled, not judged one by one', () => {
+    const t = new BeamTuner();
+    // windows of 0.95 and 0.98 in turn (0.965 pooled, target 0.96), for 40 windows
+    serve(t, 200_000, 48, 0.98, 0.6, 6, 100);
+    for (let w = 0; w < 40; w++) {
+      const recall = w % 2 === 0 ? 0.95 : 0.98;
+      let probes = 0;
+      while (probes < 24) if (t.probe(200_000)) probes++, t.record(Math.round(recall * 100), 100, 0.6, 6);
+    }
+    expect(t.ef(168)).toBe(168);
+    // pooled recall below the target widens the beam, after a few windows, even when some pass
+    let windows = 0;
+    while (t.ef(168) === 168 && windows < 16) {
+      const recall = windows++ % 2 === 0 ? 0.93 : 0.97;
+      let probes = 0;
+      while (probes < 24) if (t.probe(200_000)) probes++, t.record(Math.round(recall * 100), 100, 0.6, 6);
+    }
+    expect(t.ef(168)).toBe(210);
+    expect(windows).toBeGreaterThan(1);
   });
 
   test('a graph that doubles or halves starts a new calibration', () => {
