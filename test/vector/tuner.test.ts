@@ -108,6 +108,28 @@ describe('beam tuner', () => {
     expect(windows).toBeGreaterThan(1);
   });
 
+  test('a window that reaches the target by luck does not settle the beam: probes go on until the pooled recall is sure', () => {
+    // 20 queries in 24 find all 10 neighbours, 4 find 8 of them: 0.967, but spread
+    const window = (t: BeamTuner, low: number) => {
+      let probes = 0;
+      while (probes < 24) if (t.probe(50_000)) t.record(probes++ % 6 === 5 ? low : 10, 10, 0.5, 5);
+    };
+    const t = new BeamTuner();
+    window(t, 8);
+    // not settled: the next window is probed early (one search in two)
+    expect(serve(t, 50_000, 10, 1, 0.5, 5)).toBe(5);
+    // the next windows show the beam short of the target: wider
+    const lucky = new BeamTuner();
+    window(lucky, 8);
+    window(lucky, 2);
+    expect(lucky.ef(100)).toBe(150);
+    // at the target, the mean decides after four windows
+    const steady = new BeamTuner();
+    for (let w = 0; w < 4; w++) window(steady, 8);
+    expect(steady.ef(100)).toBe(100);
+    expect(serve(steady, 50_000, 100, 1, 0.5, 5)).toBeLessThan(2);
+  });
+
   test('a graph that doubles or halves starts a new calibration', () => {
     const t = new BeamTuner();
     serve(t, 50_000, 48, 0.85, 1.5, 2);
