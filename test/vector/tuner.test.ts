@@ -17,7 +17,8 @@ function serve(tuner: BeamTuner, size: number, searches: number, recall: number,
 describe('beam tuner', () => {
   test('a walk at its target keeps the formula beam and probes rarely once settled', () => {
     const t = new BeamTuner();
-    expect(serve(t, 50_000, 48, 1, 0.3, 3)).toBe(24);
+    // two windows at least before the beam is kept
+    expect(serve(t, 50_000, 96, 1, 0.3, 3)).toBe(48);
     expect(t.ef(150)).toBe(150);
     expect(t.scans(50_000)).toBe(false);
     // settled: probes cost 2.5% of the walks' time, a scan costing 10 walks: one search in 400
@@ -71,6 +72,9 @@ describe('beam tuner', () => {
     serve(t, 200_000, 128 + 47, 0.9, 0.5, 6);
     expect(t.scans(200_000)).toBe(true);
     expect(t.ef(100)).toBe(150);
+    expect(serve(t, 200_000, 48, 1, 0.7, 6)).toBe(48);
+    // one trial's window at the new beam is not enough to be sure: another follows at once
+    expect(t.scans(200_000)).toBe(true);
     expect(serve(t, 200_000, 48, 1, 0.7, 6)).toBe(48);
     expect(t.scans(200_000)).toBe(false);
     expect(t.ef(100)).toBe(150);

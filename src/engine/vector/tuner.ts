@@ -37,11 +37,11 @@ const POOL = 8 * 24;
  * be above FLOOR: the recall promised, SURE standard errors below the pooled mean, the error
  * taken from the spread of the probes' own recalls (the neighbours of one query are not
  * independent draws). GloVe-100 at 50k: a beam of true recall 0.935 showed 0.96 in one window
- * in four, and a store settled on it. Unsure, more windows are probed early, at most DECIDE
- * probes; then the mean alone decides.
+ * in four, and a store settled on it. At least two windows are pooled; unsure, more are
+ * probed early, at most DECIDE probes; then the mean alone decides.
  */
 const FLOOR = 0.95;
-const SURE = 1.5;
+const SURE = 2;
 const DECIDE = 4 * 24;
 /** Probes per decision: 240 neighbours at k = 10, a standard error of about 0.015 on the recall. */
 const WINDOW = 24;
@@ -169,6 +169,7 @@ export class BeamTuner {
   private sure(): boolean {
     const n = this.poolProbes;
     if (n >= DECIDE) return true;
+    if (n < 2 * WINDOW) return false;
     const mean = this.poolR / n;
     const variance = Math.max(0, this.poolR2 / n - mean * mean);
     return mean - SURE * Math.sqrt(variance / n) >= FLOOR;
