@@ -18,8 +18,9 @@
  * index: with defaults, without the engine's warm-up (vector searches only), and with defaults
  * under the allocator settings `search serve` uses inside a memory limit (GLIBC_TUNABLES). GloVe-100 has 200,000 vectors: rows beyond are mixes of two of them, normalised
  * (`rowVector`). Recall@10 is against brute force over the final vectors, with the pattern's metric.
- * Our QPS runs the 1,000 queries after 100 warm-up searches (the same ones: the store calibrates
- * its beam on the searches it serves); hnswlib-node's is taken at our recall, interpolated
+ * Our QPS and recall are those of the third pass over the 1,000 queries after 100 warm-up searches
+ * (the steady state: the store calibrates its beam on the searches it serves, mostly during the
+ * first pass, which is reported beside it); hnswlib-node's is taken at our recall, interpolated
  * between the efs around it. Builds: documents per second through the task pipeline (ours:
  * parsing, storing the documents, the task store) against hnswlib-node's inserts per second.
  * The machine is shared and noisy: read ratios, not absolute figures.
@@ -46,6 +47,8 @@ const DIST = process.env.VECTOR_BENCH_DIST ?? join(here, '..', 'dist', 'src', 'e
 const DIM = 100;
 const K = 10;
 const WARMUP = 100;
+/** Passes over the 1,000 queries after the warm-up: the first (with the beam's calibration) and the last (steady state) are reported. */
+const PASSES = 3;
 const M = 16;
 const EF_CONSTRUCTION = 64;
 
@@ -269,13 +272,20 @@ async function ours(args) {
     return out;
   }
   for (let i = 0; i < WARMUP; i++) await search(i);
-  const results = [];
-  const t = performance.now();
-  const c = process.cpuUsage();
-  for (let qi = 0; qi < data.nQuery; qi++) results.push(await search(qi));
-  out.qps = data.nQuery / ((performance.now() - t) / 1000);
-  out.cpuQps = data.nQuery / cpuSeconds(c);
-  out.recall = score(results, truths);
+  // PASSES passes over the queries: the first holds most of the beam's calibration (probes
+  // answered by the walk and by a scan, every other search until the tuner settles), which a
+  // serving process pays once per start; the last is the steady state, which the peer's figures
+  // (a fixed beam after 100 warm-up searches) are compared with. Both are reported.
+  const passes = [];
+  for (let pass = 0; pass < PASSES; pass++) {
+    const results = [];
+    const t = performance.now();
+    const c = process.cpuUsage();
+    for (let qi = 0; qi < data.nQuery; qi++) results.push(await search(qi));
+    passes.push({ qps: data.nQuery / ((performance.now() - t) / 1000), cpuQps: data.nQuery / cpuSeconds(c), recall: score(results, truths) });
+  }
+  Object.assign(out, passes[passes.length - 1]);
+  out.first = passes[0];
   out.memory = memory();
   await engine.close();
   return out;
@@ -524,7 +534,13 @@ async function main() {
         o.recall.toFixed(4),
         `${o.qps.toFixed(0)} (${(o.qps / at.qps).toFixed(2)}x; per CPU-second ${o.cpuQps.toFixed(0)} vs ${at.cpuQps.toFixed(0)}, ${(o.cpuQps / at.cpuQps).toFixed(2)}x)`,
         `${o.docsPerSec.toFixed(0)} (${(o.docsPerSec / h.insertsPerSec).toFixed(2)}x; per CPU-second ${(o.docsPerCpuSec / h.insertsPerCpuSec).toFixed(2)}x)`,
-        [peerNote, `RssAnon ${o.memory.anon.toFixed(0)} MB`].filter(Boolean).join('; '),
+        [
+          peerNote,
+          `first pass (the tuner calibrating): recall ${o.first.recall.toFixed(4)}, ${o.first.qps.toFixed(0)} QPS (${(o.first.qps / at.qps).toFixed(2)}x), per CPU-second ${o.first.cpuQps.toFixed(0)} (${(o.first.cpuQps / at.cpuQps).toFixed(2)}x)`,
+          `RssAnon ${o.memory.anon.toFixed(0)} MB`,
+        ]
+          .filter(Boolean)
+          .join('; '),
       ];
       console.log(row.join(' | '));
       table.push(row);
