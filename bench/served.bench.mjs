@@ -134,6 +134,18 @@ async function stopChild(child) {
 }
 
 /** `node bin/run.js serve` on a fresh database in a temporary directory; resolves once /health answers. */
+/** The process that serves for the `search serve` command `pid`: the command itself, or the child it ran itself again as. */
+function servingPid(pid) {
+  try {
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) {
+      if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('\0serve\0')) return Number(child);
+    }
+  } catch {
+    // not Linux, or ended
+  }
+  return pid;
+}
+
 async function startServer(label) {
   const dir = tempDir('bench-served-');
   const port = await freePort();
@@ -172,7 +184,9 @@ async function startServer(label) {
     }
     await sleep(100);
   }
-  log(`${label}: server pid ${child.pid} on ${url}, /health answered after ${f(performance.now() - t, 0)} ms`);
+  // `search serve` may run itself again as a child with its process settings (src/cli/process-settings.ts): CPU and threads are that child's
+  server.pid = servingPid(child.pid);
+  log(`${label}: server pid ${server.pid}${server.pid === child.pid ? '' : ` (run again by ${child.pid})`} on ${url}, /health answered after ${f(performance.now() - t, 0)} ms`);
   return server;
 }
 
@@ -484,7 +498,7 @@ async function asYouType(name, label, payloads, contentType, docs) {
     await indexPayloads(server, 'typed', payloads, contentType, docs.length);
     const send = (q) => request(`${server.url}/indexes/typed/search`, { method: 'POST', body: JSON.stringify({ q, limit: 20 }), headers: JSON_TYPE });
     for (const q of queries.slice(0, 40)) await send(q); // warm-up
-    const timed = await typeAll(queries, send, server.child.pid);
+    const timed = await typeAll(queries, send, server.pid);
     log(`${name}: ${queries.length} keystrokes over HTTP p50 ${f(pct(timed.times, 0.5), 2)} ms, p99 ${f(pct(timed.times, 0.99), 2)} ms, max ${f(timed.times.at(-1), 1)} ms; server CPU per keystroke ${describeThreadCpu(timed.cpu)}`);
     // The floor: the same client sending the same keystrokes to a bare node:http server that
     // answers each with the bytes we answered it with (no search, no framework, no thread hop).
@@ -762,7 +776,7 @@ async function scenarioC() {
       await cannon(ceiling.url, CANNON.warmupSeconds);
       await cannon(searchUrl, CANNON.warmupSeconds);
       for (let round = 1; round <= CANNON.rounds; round++) {
-        for (const [peer, url, pid] of [['ceiling', ceiling.url, ceiling.pid], ['ours', searchUrl, server.child.pid]]) {
+        for (const [peer, url, pid] of [['ceiling', ceiling.url, ceiling.pid], ['ours', searchUrl, server.pid]]) {
           const r = await cannonWithCpu(url, CANNON.seconds, pid);
           log(`C: round ${round}, ${peer === 'ceiling' ? 'ceiling (node:http)' : 'ours'}, ${CANNON.connections} connections, ${CANNON.seconds} s, idle: ${describeCannon(r)}`);
           runs[peer].push(r);

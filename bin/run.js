@@ -7,8 +7,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   const { versionLine } = await import('../dist/src/cli/version.js');
   process.stdout.write(`${versionLine()}\n`);
 } else {
-  // inside a memory limit, `serve` runs again with glibc's allocator settings (src/cli/allocator-settings.ts)
-  const again = args[0] === 'serve' && (await (await import('../dist/src/cli/allocator-settings.js')).runWithAllocatorSettings());
+  // `serve` runs again with the process settings it wants (src/cli/process-settings.ts)
+  const again = args[0] === 'serve' && (await (await import('../dist/src/cli/process-settings.js')).runWithProcessSettings());
   // oclif loaded only here: a parent standing in for its child keeps little
   if (!again) await (await import('@oclif/core')).execute({ dir: import.meta.url });
 }

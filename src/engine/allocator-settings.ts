@@ -3,7 +3,7 @@
  * "Memory in a container"): with its defaults, native memory freed after a batch stays with the
  * allocator, and a 200k build in 512 MiB was killed. glibc reads GLIBC_TUNABLES only when a
  * process starts, so they reach the processes this code starts: `search serve` runs itself again
- * with them (cli/allocator-settings.ts), and the write side's process gets them in its environment
+ * with them (cli/process-settings.ts), and the write side's process gets them in its environment
  * (tasks/write-host.ts), which covers programs that use the `Engine` API.
  *
  * When: on Linux with glibc, under a memory limit below AMPLE_MEMORY, and only when GLIBC_TUNABLES

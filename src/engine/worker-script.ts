@@ -10,6 +10,7 @@
  * `rootDir` `.`, `outDir` `dist`); test/global-setup.ts builds `dist/` before any test starts.
  */
 import path from 'node:path';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Compiled sources end in `.js`; sources run by a TypeScript loader end in one of these. */
@@ -38,12 +39,45 @@ export function workerScriptUrl(importMetaUrl: string, relativeJsPath: string): 
 }
 
 /**
+ * Options of this process that a worker refused: per-process and V8 options such as
+ * `--max-old-space-size=512` or `--trace-gc`. V8's options apply to every thread of the process
+ * anyway, so a worker loses nothing without them.
+ */
+const refusedByWorkers = new Set<string>();
+
+/**
  * Node options for a worker: the process's own, less those that only make sense for the main
  * entry (`--input-type` is refused for a worker's file entry: a script run with `node
- * --input-type=module -e ...` could not start any worker otherwise).
+ * --input-type=module -e ...` could not start any worker otherwise) and those a worker refused.
  */
 export function workerExecArgv(): string[] {
-  return process.execArgv.filter((arg) => !arg.startsWith('--input-type'));
+  return process.execArgv.filter((arg) => !arg.startsWith('--input-type') && !refusedByWorkers.has(arg));
+}
+
+/**
+ * A worker thread with this process's node options (loaders, conditions, source maps), less the
+ * ones a worker refuses. Node refuses per-process options in a worker's `execArgv` with an error
+ * instead of ignoring them, and which options are per-process depends on node's version: a
+ * program started as `node --max-old-space-size=4096 app.js` could otherwise start no worker at
+ * all, so could not index or search. The refused ones are learnt from the first refusal.
+ */
+export function startWorker(script: string | URL, options: WorkerOptions = {}): Worker {
+  for (;;) {
+    try {
+      return new Worker(script, { ...options, execArgv: workerExecArgv() });
+    } catch (error) {
+      const refused = refusedOptions(error);
+      if (refused.length === 0 || refused.every((option) => refusedByWorkers.has(option))) throw error;
+      for (const option of refused) refusedByWorkers.add(option);
+    }
+  }
+}
+
+/** The options named by node's ERR_WORKER_INVALID_EXEC_ARGV, every option given when its message cannot be read; none for another error. */
+function refusedOptions(error: unknown): string[] {
+  if ((error as { code?: unknown } | null)?.code !== 'ERR_WORKER_INVALID_EXEC_ARGV') return [];
+  const listed = /flags: (.+)$/.exec((error as Error).message)?.[1];
+  return listed ? listed.split(', ') : workerExecArgv();
 }
 
 /** Options that say what the main entry is or how it runs, not how node behaves: a child must not inherit them. */

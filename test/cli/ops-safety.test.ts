@@ -11,6 +11,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import { movies } from '../data.js';
 import { BIN, killAll, serve } from './serve-process.js';
+import { servingPid } from '../write-processes.js';
 
 afterEach(killAll);
 
@@ -62,7 +63,7 @@ describe('one process per database', () => {
   test('a second serve on the same path fails at once naming the holder; a local command too; SIGKILL frees the lock', async () => {
     const db = await database('served.ms', 1);
     const first = await serve(['--db-path', db, '--log-level', 'off']);
-    const pid = first.process.pid!;
+    const pid = servingPid(first.process.pid!);
 
     const started = Date.now();
     const second = await execa('node', [BIN, 'serve', '--db-path', db, '--http-addr', '127.0.0.1:0'], { reject: false, env: { PATH: process.env.PATH ?? '' }, extendEnv: false });

@@ -11,7 +11,7 @@ import { afterEach, expect, test } from 'vitest';
 import { execa } from 'execa';
 import { BIN, json, killAll, serve, waitTask } from './serve-process.js';
 import { movies } from '../data.js';
-import { writeProcessPids } from '../write-processes.js';
+import { servingPid, writeProcessPids } from '../write-processes.js';
 
 const MOVIES = movies().slice(0, 2000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -119,11 +119,13 @@ test('while a write process outlives its server, no other server opens the direc
   expect(await waitUntil(() => existsSync(marker), 60_000)).toBe(true);
   const [writer] = writeProcessPids(held.process.pid!);
   // stopped, its watchdog cannot end it: it outlives the server, holding the directory's lock
+  const serving = servingPid(held.process.pid!);
   process.kill(writer!, 'SIGSTOP');
   try {
     held.process.kill('SIGKILL');
-    // (not `await held.process`: the stopped child keeps the server's output pipes open)
-    expect(await waitUntil(() => !running(held.process.pid!), 5_000)).toBe(true);
+    // (not `await held.process`: the stopped child keeps the server's output pipes open); the
+    // serving process, when the command ran itself again, ends as soon as it sees its parent gone
+    expect(await waitUntil(() => !running(held.process.pid!) && !running(serving), 5_000)).toBe(true);
     const second = await execa('node', [BIN, 'serve', '--http-addr', '127.0.0.1:0', ...args], { env: { PATH: BASE_ENV.PATH }, extendEnv: false, reject: false, timeout: 60_000 });
     expect(second.exitCode).not.toBe(0);
     // the server's pid is in the lock file, but it is gone: the error says who holds the lock

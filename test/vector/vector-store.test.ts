@@ -278,6 +278,41 @@ describe('churn, restart and multi-vector documents', () => {
     expect(vs.search(vectors[0]!, 3)).toEqual([]);
   });
 
+  test('documents with more vectors than the re-rank reads still fill k distinct documents, closest first (pending and linked)', () => {
+    // 100 documents of 10 vectors each, close to one another: the best 20 candidates of a query
+    // belong to two or three documents, so the search reads further than the re-rank's 20
+    const base = baseSubset(100);
+    const docVectors = base.map((v, d) =>
+      Array.from({ length: 10 }, (_, j) => Float32Array.from(v, (x, i) => x + 0.002 * Math.sin(d * 131 + j * 17 + i))),
+    );
+    const closest = (q: Float32Array) =>
+      docVectors
+        .map((vs, d) => ({ d, dist: Math.min(...vs.map((v) => cosine(q, v))) }))
+        .sort((a, b) => a.dist - b.dist || a.d - b.d)
+        .slice(0, 10)
+        .map((x) => x.d);
+    const store = tempStore();
+    const vs = new VectorStore(store, 'many', { dimensions: DIM, distance: 'cosine' });
+    const check = () => {
+      let found = 0;
+      for (const q of queries(30)) {
+        const hits = vs.search(q, 10);
+        expect(hits).toHaveLength(10);
+        expect(new Set(hits.map((h) => h.docid)).size).toBe(10);
+        for (let i = 1; i < hits.length; i++) expect(hits[i]!.distance).toBeGreaterThanOrEqual(hits[i - 1]!.distance);
+        const truth = new Set(closest(q));
+        found += hits.filter((h) => truth.has(h.docid)).length;
+      }
+      expect(found / 300).toBeGreaterThanOrEqual(0.95);
+    };
+    store.write(() => {
+      for (let d = 0; d < 100; d++) vs.upsert(d, docVectors[d]!);
+    });
+    check(); // pending vectors, scanned
+    store.write(() => vs.flush());
+    check(); // linked into a graph of 1,000 vectors, scanned
+  });
+
   test('documents of one vector each, reopened and then given several, keep their vectors in order across restarts', async () => {
     const vectors = baseSubset(700);
     const dir = mkdtempSync(join(tmpdir(), 'vector-positions-'));

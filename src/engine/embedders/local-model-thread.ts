@@ -14,8 +14,8 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import type { Worker } from 'node:worker_threads';
+import { startWorker, workerScriptUrl } from '../worker-script.js';
 import type { ModelSpec } from './model-location.js';
 import { LOCAL_MODEL_ROLE, type LocalModelReply, type LocalModelRequest } from './local-model.worker.js';
 import { EmbeddingFailure } from './types.js';
@@ -84,7 +84,7 @@ export class LocalModelThread {
     }
     if (script.protocol === 'file:' && !existsSync(fileURLToPath(script)))
       throw new EmbeddingFailure(`could not start the local model thread: its script \`${fileURLToPath(script)}\` is missing (build with \`npx tsc -p tsconfig.json\`)`);
-    const worker = new Worker(script, { workerData: { role: LOCAL_MODEL_ROLE }, execArgv: workerExecArgv() });
+    const worker = startWorker(script, { workerData: { role: LOCAL_MODEL_ROLE } });
     worker.unref();
     worker.on('message', (reply: LocalModelReply) => this.settle(worker, reply));
     worker.on('error', (error: Error) => this.died(worker, error.message));

@@ -11,10 +11,10 @@
  * thread-heaps.ts) it ends once it has had nothing to do for IDLE_END_MS: its heap goes back to
  * the system whole, and starting another costs some 30-50 ms on the next upload.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { fromWireError, SearchError, type WireError } from '../errors.js';
 import type { DocumentPayload } from '../types.js';
-import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { startWorker, workerScriptUrl } from '../worker-script.js';
 import { workerHeapLimits } from '../thread-heaps.js';
 
 /** How long an idle intake thread is kept under a memory limit. */
@@ -37,7 +37,7 @@ const pending = new Map<number, { resolve: (count: number) => void; reject: (err
 function intakeWorker(): Worker {
   if (worker) return worker;
   const limits = workerHeapLimits('intake');
-  const started = new Worker(SCRIPT, { execArgv: workerExecArgv(), resourceLimits: limits });
+  const started = startWorker(SCRIPT, { resourceLimits: limits });
   started.unref();
   started.on('message', (reply: IntakeReply) => {
     const waiter = pending.get(reply.id);

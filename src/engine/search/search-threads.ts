@@ -15,11 +15,11 @@
  * Under load (32 connections) a message each way per search cost the HTTP thread 13% of its
  * time in `postMessage` alone, and as much again in wake-ups on both sides.
  */
-import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { SHARE_ENV, type Worker } from 'node:worker_threads';
 import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-counts.js';
 import { fromWireError, SearchError, type WireError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
-import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { startWorker, workerScriptUrl } from '../worker-script.js';
 import { workerHeapLimits } from '../thread-heaps.js';
 
 /** A read request a search thread answers, as the HTTP routes name them. */
@@ -156,7 +156,7 @@ export class SearchThreads {
 
   private spawn(): SearchThread {
     const data: SearchThreadData = { dbPath: this.dbPath, outboundPolicy: outboundPolicy().spec };
-    const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv(), env: SHARE_ENV, resourceLimits: workerHeapLimits('search') });
+    const worker = startWorker(SCRIPT, { workerData: data, env: SHARE_ENV, resourceLimits: workerHeapLimits('search') });
     // a thread that died (out of memory on one huge request) is replaced; its requests failed
     const thread = new SearchThread(worker, (dead) => {
       const at = this.threads.indexOf(dead);

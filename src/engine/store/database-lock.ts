@@ -87,10 +87,18 @@ export function lockHolder(root: string): number | null {
  * within 100 ms of its parent; a restart right after a crash should not fail on that.
  */
 const ORPHAN_WAIT_MS = 3000;
+/**
+ * How long an opener waits for a lock whose holder is alive. A server killed a moment ago may
+ * still be ending: `search serve` runs itself again as a child (cli/process-settings.ts) that
+ * ends when it sees its parent gone, which takes a turn of its event loop. A restart right after
+ * a `kill -9` of the command should not fail on that; a server that really runs costs the second
+ * opener this long before its error.
+ */
+const HOLDER_WAIT_MS = 1000;
 const ORPHAN_POLL_MS = 50;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-/** Take the lock of `root` (creating the directory), or throw `database_in_use` (after ORPHAN_WAIT_MS at most). */
+/** Take the lock of `root` (creating the directory), or throw `database_in_use` (after HOLDER_WAIT_MS, or ORPHAN_WAIT_MS for an orphan, at most). */
 export function lockDatabase(root: string): DatabaseLock {
   mkdirSync(root, { recursive: true });
   const key = realpathSync(root);
@@ -100,7 +108,8 @@ export function lockDatabase(root: string): DatabaseLock {
     return once(key);
   }
   const fd = openSync(join(root, LOCK_FILE), 'a+');
-  for (const waitedUntil = Date.now() + ORPHAN_WAIT_MS; ; ) {
+  const started = Date.now();
+  for (;;) {
     try {
       flockSync(fd, 'exnb');
       break;
@@ -108,8 +117,10 @@ export function lockDatabase(root: string): DatabaseLock {
       const code = (error as NodeJS.ErrnoException).code;
       const taken = code === 'EAGAIN' || code === 'EWOULDBLOCK';
       const holder = taken ? lockHolder(root) : null;
-      // a server that died a moment ago: its write process ends within its watchdog's period
-      if (taken && holder && !alive(holder) && Date.now() < waitedUntil) {
+      // a server that died a moment ago: its write process ends within its watchdog's period,
+      // its serving child (when it ran itself again) at its next turn
+      const patience = holder && !alive(holder) ? ORPHAN_WAIT_MS : HOLDER_WAIT_MS;
+      if (taken && Date.now() - started < patience) {
         Atomics.wait(PAUSE, 0, 0, ORPHAN_POLL_MS);
         continue;
       }

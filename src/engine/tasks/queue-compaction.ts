@@ -21,10 +21,9 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { fromWireError, SearchError, type WireError } from '../errors.js';
-import { workerExecArgv, workerScriptUrl } from '../worker-script.js';
+import { startWorker, workerScriptUrl } from '../worker-script.js';
 import { copyDatabase, databaseNames } from '../index/compaction.js';
 import { holdInsideCompaction } from './fault-injection.js';
 
@@ -161,7 +160,7 @@ export function compactTaskQueue(root: string): Promise<TaskQueueCompaction> {
 
 function runInWorker(root: string): Promise<TaskQueueCompaction> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(SCRIPT, { workerData: { root }, execArgv: workerExecArgv() });
+    const worker = startWorker(SCRIPT, { workerData: { root } });
     let settled = false;
     worker.once('message', (reply: { result: TaskQueueCompaction } | { error: WireError }) => {
       settled = true;

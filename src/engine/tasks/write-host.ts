@@ -25,10 +25,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { constants } from 'node:os';
-import { Worker, SHARE_ENV } from 'node:worker_threads';
+import { SHARE_ENV, type Worker } from 'node:worker_threads';
 import { MALLOC_TUNABLES, wantsAllocatorSettings } from '../allocator-settings.js';
 import { AMPLE_MEMORY, workerHeapLimits } from '../thread-heaps.js';
-import { childExecArgv, workerExecArgv } from '../worker-script.js';
+import { childExecArgv, startWorker } from '../worker-script.js';
 import { availableMemory } from './batch-budget.js';
 import type { FromWriteThread, ToWriteThread, WriteThreadData } from './write-thread.js';
 
@@ -74,9 +74,8 @@ class ThreadHost implements WriteHost {
 
   constructor(options: WriteHostOptions) {
     // one process, one environment: variables set later (tests, embedder keys) reach the worker too
-    this.worker = new Worker(options.script, {
+    this.worker = startWorker(options.script, {
       workerData: options.data,
-      execArgv: workerExecArgv(),
       env: SHARE_ENV,
       resourceLimits: workerHeapLimits('write'),
     });

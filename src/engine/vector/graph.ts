@@ -12,8 +12,8 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { workerExecArgv } from '../worker-script.js';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../worker-script.js';
 import { Heap } from './heap.js';
 import { HELPER_IDS_PTR, Kernels, QUERY_BYTES, QUERY_PTR, type Layout } from './simd.js';
 import type { CodeMetric } from './quantizer.js';
@@ -107,8 +107,7 @@ class Helper {
     }
     if (!existsSync(path)) return null;
     const ctrl = new Int32Array(new SharedArrayBuffer(controlSize(graph.efConstruction) * 4));
-    const worker = new Worker(WALKER, {
-      execArgv: workerExecArgv(),
+    const worker = startWorker(WALKER, {
       workerData: { memory: graph.kernels.memory, ctrl: ctrl.buffer, stride: graph.stride, metric: graph.metric, M: graph.M, efConstruction: graph.efConstruction },
     });
     worker.unref();

@@ -508,24 +508,59 @@ export class VectorStore {
     const qNorm = norm(query);
     const keep = tuning.rerank ?? rerankCount(k, ef);
     this.encodeQuery(query);
-    const pending = this.pendingCandidates(ef, mask);
+    // Exact scans keep only the candidates the re-rank reads, not ef of them: keeping the best
+    // ef of 50,000 codes (a heap of ef, then its drain) cost as much as scoring them once the
+    // tuner had widened the beam. Bit codes re-rank every candidate (their distances are exact).
+    // Should documents with several vectors leave fewer than k documents among them, the search
+    // runs again with scans of ef, as before: the answers are the same either way.
+    const hits = this.answer(graph, k, ef, this.bits ? ef : keep, fixed, mask, allowedInGraph, scanList, query, qNorm, keep);
+    if (!this.truncated || !this.rankedPastKeep) return hits;
+    return this.answer(graph, k, ef, ef, fixed, mask, allowedInGraph, scanList, query, qNorm, keep);
+  }
+
+  /** Set by `answer`: one of its scans stopped at its depth, short of ef. */
+  private truncated = false;
+  /** Set by `rank`: the best `keep` candidates held fewer than k documents, so it read further. */
+  private rankedPastKeep = false;
+
+  /** The candidates of `search` (scans kept to `depth`), ranked. */
+  private answer(
+    graph: Graph | MappedGraph,
+    k: number,
+    ef: number,
+    depth: number,
+    fixed: boolean,
+    mask: Uint8Array | null,
+    allowedInGraph: number,
+    scanList: number[] | undefined,
+    query: Float32Array,
+    qNorm: number,
+    keep: number,
+  ): VectorHit[] {
+    this.truncated = false;
+    const scanned = (s: Scored): Scored => {
+      if (depth < ef && s.ids.length >= depth) this.truncated = true;
+      return s;
+    };
+    const pending = this.pendingCandidates(depth, mask);
+    if (pending) scanned(pending);
     const rank = (found: Scored | null) => this.rank(query, qNorm, k, keep, found, pending);
     let found: Scored | null = null;
     if (graph.size > 0 && (!mask || allowedInGraph > 0)) {
       if (mask) {
         found = preferScan(allowedInGraph, graph.size, ef, graph.M0)
-          ? graph.scan(scanList ? Uint32Array.from(scanList) : this.maskedGraphSlots(mask, allowedInGraph), ef)
+          ? scanned(graph.scan(scanList ? Uint32Array.from(scanList) : this.maskedGraphSlots(mask, allowedInGraph), depth))
           : graph.search(ef, mask);
       } else if (preferScan(graph.size, graph.size, ef, graph.M0)) {
-        found = this.scanGraph(ef);
+        found = scanned(this.scanGraph(depth));
       } else if (!fixed && this.tuner.scans(graph.size)) {
-        if (this.tuner.probe(graph.size)) return this.probe(ef, rank);
-        found = this.scanGraph(ef);
+        if (this.tuner.probe(graph.size)) return this.probe(ef, depth, rank, scanned);
+        found = scanned(this.scanGraph(depth));
       } else if (this.unprobed > 0) {
         this.unprobed--;
         found = graph.search(ef);
       } else if (!fixed && this.tuner.probe(graph.size)) {
-        return this.probe(ef, rank);
+        return this.probe(ef, depth, rank, scanned);
       } else {
         found = graph.search(ef);
       }
@@ -534,11 +569,11 @@ export class VectorStore {
   }
 
   /** Answer by the walk and by an exact scan, tell the tuner how the walk did, return the scan's answer. */
-  private probe(ef: number, rank: (found: Scored | null) => VectorHit[]): VectorHit[] {
+  private probe(ef: number, depth: number, rank: (found: Scored | null) => VectorHit[], scanned: (s: Scored) => Scored): VectorHit[] {
     const t0 = performance.now();
     const walked = rank(this.walker.search(ef));
     const t1 = performance.now();
-    const exact = rank(this.scanGraph(ef));
+    const exact = rank(scanned(this.scanGraph(depth)));
     const t2 = performance.now();
     const truth = new Set(exact.map((h) => h.docid));
     let found = 0;
@@ -547,12 +582,12 @@ export class VectorStore {
     return exact;
   }
 
-  /** The best pending candidates by code distance (the query must be coded). */
-  private pendingCandidates(ef: number, mask: Uint8Array | null): Scored | null {
+  /** The best `depth` pending candidates by code distance (the query must be coded). */
+  private pendingCandidates(depth: number, mask: Uint8Array | null): Scored | null {
     if (this.pending.size === 0) return null;
     let slots = this.pending.list();
     if (mask) slots = slots.filter((s) => mask[s] === 1);
-    return slots.length === 0 ? null : this.walker.scan(slots, ef);
+    return slots.length === 0 ? null : this.walker.scan(slots, depth);
   }
 
   /**
@@ -561,6 +596,7 @@ export class VectorStore {
    * several vectors leave fewer than `k` distinct documents.
    */
   private rank(query: Float32Array, qNorm: number, k: number, keep: number, found: Scored | null, pending: Scored | null): VectorHit[] {
+    this.rankedPastKeep = false;
     const best = new Map<number, number>();
     const all = mergeScored(found, pending);
     if (this.bits) {
@@ -569,6 +605,7 @@ export class VectorStore {
     } else {
       let i = 0;
       for (; i < all.ids.length && i < keep; i++) this.offer(best, all.ids[i]!, this.exactDistanceTo(query, qNorm, all.ids[i]!));
+      this.rankedPastKeep = best.size < k;
       for (; i < all.ids.length && best.size < k; i++) this.offer(best, all.ids[i]!, this.exactDistanceTo(query, qNorm, all.ids[i]!));
     }
     const similarityMetric: Distance = this.bits ? 'hamming' : this.distance;

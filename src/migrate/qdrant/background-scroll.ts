@@ -14,8 +14,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { workerExecArgv } from '../../engine/worker-script.js';
+import { startWorker } from '../../engine/worker-script.js';
 import { MigrationError, type MigrationErrorKind } from '../errors.js';
 import type { QdrantHttp, QdrantHttpOptions } from './http.js';
 import { QdrantSource, type ScrollOptions, type ScrollPage } from './source.js';
@@ -63,7 +62,7 @@ function workerScriptExists(): boolean {
 }
 
 async function* readFromWorker(http: QdrantHttp, data: ScrollThreadData): AsyncGenerator<ScrollPage> {
-  const worker = new Worker(SCRIPT, { workerData: data, execArgv: workerExecArgv() });
+  const worker = startWorker(SCRIPT, { workerData: data });
   const inbox: ScrollThreadMessage[] = [];
   let wake: (() => void) | null = null;
   const deliver = (m: ScrollThreadMessage) => {

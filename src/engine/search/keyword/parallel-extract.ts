@@ -21,10 +21,10 @@
  * two threads owning disjoint key ranges).
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { DocumentChange } from '../../index/extension.js';
 import type { Settings } from '../../settings/types.js';
-import { workerExecArgv, workerScriptUrl } from '../../worker-script.js';
+import { startWorker, workerScriptUrl } from '../../worker-script.js';
 import { workerHeapLimits } from '../../thread-heaps.js';
 import type { ExtractedBatch } from './extension.js';
 
@@ -68,7 +68,7 @@ export function parallelSplit(changes: readonly DocumentChange[]): number {
 
 function extractionWorker(): Worker {
   if (worker) return worker;
-  const started = new Worker(SCRIPT, { execArgv: workerExecArgv(), resourceLimits: workerHeapLimits('extract') });
+  const started = startWorker(SCRIPT, { resourceLimits: workerHeapLimits('extract') });
   started.unref();
   started.on('message', (reply: ExtractReply) => {
     const resolve = pending.get(reply.id);

@@ -1,19 +1,21 @@
 /**
- * `search serve` inside a memory limit runs itself again with glibc's allocator settings
- * (src/cli/allocator-settings.ts). The test machine has no limit: SEARCH_MALLOC_TUNING=on asks
- * for the re-run anyway. What must hold: the serving process has GLIBC_TUNABLES, arguments,
- * output, exit codes and signals are those of a direct run, and the child does not outlive the
- * parent.
+ * `search serve` runs itself again with the process settings it wants (src/cli/process-settings.ts):
+ * glibc's allocator settings inside a memory limit, V8 young generations at full size with ample
+ * memory. The test machine has no limit: SEARCH_MALLOC_TUNING=on asks for the allocator settings
+ * anyway, and SEARCH_HEAP_TUNING says whether to ask for the heap options whatever the memory.
+ * What must hold: the serving process has the settings, arguments, output, exit codes and signals
+ * are those of a direct run, and the child does not outlive the parent.
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, test } from 'vitest';
-import { MALLOC_TUNABLES } from '../../src/cli/allocator-settings.js';
+import { MALLOC_TUNABLES, SERVING_HEAP_OPTIONS, wantedHeapOptions } from '../../src/cli/process-settings.js';
 import { BIN, json, killAll, serve, waitTask } from './serve-process.js';
 
-const ON = { PATH: process.env.PATH ?? '', SEARCH_MALLOC_TUNING: 'on' };
+const ON = { PATH: process.env.PATH ?? '', SEARCH_MALLOC_TUNING: 'on', SEARCH_HEAP_TUNING: 'off' };
+const GiB = 1024 ** 3;
 const linux = process.platform === 'linux';
 
 afterEach(killAll);
@@ -70,7 +72,7 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
   }, 120_000);
 
   test('an invalid flag: the same message and exit code as a direct run', async () => {
-    const direct = await execa('node', [BIN, 'serve', '--env', 'staging'], { reject: false, env: { SEARCH_MALLOC_TUNING: 'off' } });
+    const direct = await execa('node', [BIN, 'serve', '--env', 'staging'], { reject: false, env: { SEARCH_MALLOC_TUNING: 'off', SEARCH_HEAP_TUNING: 'off' } });
     const again = await execa('node', [BIN, 'serve', '--env', 'staging'], { reject: false, env: ON, extendEnv: false });
     expect(direct.exitCode).not.toBe(0);
     expect(again.exitCode).toBe(direct.exitCode);
@@ -100,8 +102,9 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
     expect((await served.process).signal).toBe('SIGKILL');
   }, 120_000);
 
-  test('not re-run when GLIBC_TUNABLES is set or SEARCH_MALLOC_TUNING=off', async () => {
-    for (const env of [{ ...ON, GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' }, { ...ON, SEARCH_MALLOC_TUNING: 'off' }]) {
+  test('not re-run when GLIBC_TUNABLES is set or SEARCH_MALLOC_TUNING=off, with no heap options wanted', async () => {
+    const heapOptionsGiven = { ...ON, SEARCH_MALLOC_TUNING: 'off', SEARCH_HEAP_TUNING: 'on', NODE_OPTIONS: '--max-semi-space-size=8' };
+    for (const env of [{ ...ON, GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' }, { ...ON, SEARCH_MALLOC_TUNING: 'off' }, heapOptionsGiven]) {
       const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
       const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], env);
       expect(children(served.process.pid!).filter((pid) => /node/.test(cmdline(pid)))).toEqual([]);
@@ -111,4 +114,36 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
       expect((await served.process).exitCode).toBe(0);
     }
   }, 120_000);
+});
+
+describe('with ample memory, serve runs again with young generations at full size', () => {
+  test('the serving process starts with the heap options and no allocator settings; it indexes and answers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'search-heap-'));
+    const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], { PATH: process.env.PATH ?? '', SEARCH_HEAP_TUNING: 'on', SEARCH_MALLOC_TUNING: 'off' });
+    if (linux) {
+      const [child] = children(served.process.pid!);
+      expect(child).toBeDefined();
+      const options = cmdline(child!).split('\0');
+      for (const option of SERVING_HEAP_OPTIONS) expect(options).toContain(option);
+      expect(environ(child!).GLIBC_TUNABLES).toBeUndefined();
+    }
+    // worker threads refuse V8 options in their own arguments: they start, index and search
+    const added = await json(`${served.url}/indexes/docs/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"id":1,"title":"young generation"}]' });
+    expect((await waitTask(served.url, added.body.taskUid)).status).toBe('succeeded');
+    const found = await json(`${served.url}/indexes/docs/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"q":"young"}' });
+    expect(found.body.hits).toEqual([{ id: 1, title: 'young generation' }]);
+    served.process.kill('SIGTERM');
+    expect((await served.process).exitCode).toBe(0);
+  }, 120_000);
+
+  test('wanted from 4 GiB of memory, unless the deployment sized the young generation or turned it off', () => {
+    expect(wantedHeapOptions([], {}, 8 * GiB)).toEqual(SERVING_HEAP_OPTIONS);
+    expect(wantedHeapOptions([], {}, 2 * GiB)).toEqual([]);
+    expect(wantedHeapOptions([], { SEARCH_HEAP_TUNING: 'on' }, 2 * GiB)).toEqual(SERVING_HEAP_OPTIONS);
+    expect(wantedHeapOptions([], { SEARCH_HEAP_TUNING: 'off' }, 8 * GiB)).toEqual([]);
+    expect(wantedHeapOptions(['--max-semi-space-size=64'], {}, 8 * GiB)).toEqual([]);
+    expect(wantedHeapOptions([], { NODE_OPTIONS: '--enable-source-maps --max_semi_space_size=32' }, 8 * GiB)).toEqual([]);
+    // once run again, the child has them: it does not run again
+    expect(wantedHeapOptions(SERVING_HEAP_OPTIONS, {}, 8 * GiB)).toEqual([]);
+  });
 });
