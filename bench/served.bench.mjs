@@ -55,6 +55,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generatedPayloads, sharedDataDir } from './generated-docs.mjs';
 import { makeQueries, typedQueries } from './typed-queries.mjs';
+import { servingPid } from './serving-process.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = dirname(benchDir);
@@ -134,18 +135,6 @@ async function stopChild(child) {
 }
 
 /** `node bin/run.js serve` on a fresh database in a temporary directory; resolves once /health answers. */
-/** The process that serves for the `search serve` command `pid`: the command itself, or the child it ran itself again as. */
-function servingPid(pid) {
-  try {
-    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) {
-      if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('\0serve\0')) return Number(child);
-    }
-  } catch {
-    // not Linux, or ended
-  }
-  return pid;
-}
-
 async function startServer(label) {
   const dir = tempDir('bench-served-');
   const port = await freePort();
@@ -184,7 +173,6 @@ async function startServer(label) {
     }
     await sleep(100);
   }
-  // `search serve` may run itself again as a child with its process settings (src/cli/process-settings.ts): CPU and threads are that child's
   server.pid = servingPid(child.pid);
   log(`${label}: server pid ${server.pid}${server.pid === child.pid ? '' : ` (run again by ${child.pid})`} on ${url}, /health answered after ${f(performance.now() - t, 0)} ms`);
   return server;

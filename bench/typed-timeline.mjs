@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sharedDataDir, generatedPayloads } from './generated-docs.mjs';
 import { makeQueries, typedQueries } from './typed-queries.mjs';
+import { servingPid } from './serving-process.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const PASSES = Number(process.env.PASSES ?? 2);
@@ -52,13 +53,7 @@ for (;;) {
   } catch {}
   await sleep(100);
 }
-// `search serve` may run itself again as a child with its process settings (src/cli/process-settings.ts): read that child
-const servingPid = (() => {
-  for (const pid of readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').split(' ').filter(Boolean)) {
-    if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0serve\0')) return Number(pid);
-  }
-  return child.pid;
-})();
+const serving = servingPid(child.pid);
 async function req(path, method = 'GET', body, headers = JSON_TYPE) {
   const res = await fetch(url + path, { method, body, headers });
   const text = await res.text();
@@ -97,9 +92,9 @@ const queries = typedQueries(makeQueries(docs));
 const send = (q) => req('/indexes/typed/search', 'POST', JSON.stringify({ q, limit: 20 }));
 function cpu() {
   const tasks = {};
-  for (const tid of readdirSync(`/proc/${servingPid}/task`)) {
+  for (const tid of readdirSync(`/proc/${serving}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${servingPid}/task/${tid}/stat`, 'utf8');
+      const stat = readFileSync(`/proc/${serving}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       tasks[`${tid} ${name}`] = (Number(fields[11]) + Number(fields[12])) * 10;
@@ -129,13 +124,13 @@ for (let pass = 0; pass <= PASSES; pass++) {
     .map(([k, v]) => [k.split(' ')[0], v - (before[k] ?? 0)])
     .filter(([, v]) => v > 0)
     .sort((a, b) => b[1] - a[1])
-    .map(([tid, v]) => `${Number(tid) === servingPid ? 'main' : tid} ${((v * 1000) / queries.length).toFixed(0)}`)
+    .map(([tid, v]) => `${Number(tid) === serving ? 'main' : tid} ${((v * 1000) / queries.length).toFixed(0)}`)
     .join(', ');
   const sorted = times.map((t) => t.ms).sort((a, b) => a - b);
   console.log(`pass ${pass}: p50 ${pct(sorted, 0.5).toFixed(2)} p99 ${pct(sorted, 0.99).toFixed(2)} max ${sorted.at(-1).toFixed(1)} ms; load ${loadavg()[0].toFixed(1)}; CPU µs/keystroke: ${per}`);
   console.log('  worst: ' + [...times].sort((a, b) => b.ms - a.ms).slice(0, 10).map((t) => `${JSON.stringify(t.q)} ${t.ms.toFixed(1)} (${t.bytes} B)`).join(', '));
 }
-const status = readFileSync(`/proc/${servingPid}/status`, 'utf8');
+const status = readFileSync(`/proc/${serving}/status`, 'utf8');
 console.log(status.split('\n').filter((l) => /^(VmRSS|RssAnon|VmHWM)/.test(l)).join('; ').replace(/\s+/g, ' '));
 if (process.env.TIMELINE_OUT) writeFileSync(process.env.TIMELINE_OUT, JSON.stringify(records));
 child.removeAllListeners('exit');

@@ -20,7 +20,8 @@ export function childPids(pid: number | 'self'): number[] {
   return found;
 }
 
-function commandLine(pid: number): string {
+/** A process's command line, arguments separated by NUL ('' once it has exited). */
+export function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {

@@ -13,6 +13,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, test } from 'vitest';
 import { MALLOC_TUNABLES, SERVING_HEAP_OPTIONS, wantedHeapOptions } from '../../src/cli/process-settings.js';
 import { BIN, json, killAll, serve, waitTask } from './serve-process.js';
+import { childPids, commandLine } from '../write-processes.js';
 
 const ON = { PATH: process.env.PATH ?? '', SEARCH_MALLOC_TUNING: 'on', SEARCH_HEAP_TUNING: 'off' };
 const GiB = 1024 ** 3;
@@ -22,20 +23,6 @@ afterEach(killAll);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The pids of `pid`'s children (Linux). */
-function children(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
-
-/** A process's command line ('' once it has exited). */
-function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 function environ(pid: number): Record<string, string> {
   return Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 }
@@ -44,7 +31,7 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
   test('the serving process has GLIBC_TUNABLES and the flags; SIGTERM to the command shuts it down cleanly with exit 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
     const served = await serve(['--log-level', 'info', '--db-path', join(dir, 'db.ms'), '--master-key', 'a-master-key-of-16-bytes-or-more'], ON);
-    const [child] = children(served.process.pid!);
+    const [child] = childPids(served.process.pid!);
     expect(child).toBeDefined();
     // glibc cuts the variable at its first ':' in place as it parses it: the start says enough
     expect(MALLOC_TUNABLES.startsWith(environ(child!).GLIBC_TUNABLES!)).toBe(true);
@@ -83,7 +70,7 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
     const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
     const args = ['--log-level', 'off', '--db-path', join(dir, 'db.ms')];
     const served = await serve(args, ON);
-    const [child] = children(served.process.pid!);
+    const [child] = childPids(served.process.pid!);
     served.process.kill('SIGKILL');
     expect((await served.process).signal).toBe('SIGKILL');
     const until = Date.now() + 10_000;
@@ -97,7 +84,7 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
   test('the child killed by a signal: the command dies of the same signal', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
     const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], ON);
-    const [child] = children(served.process.pid!);
+    const [child] = childPids(served.process.pid!);
     process.kill(child!, 'SIGKILL');
     expect((await served.process).signal).toBe('SIGKILL');
   }, 120_000);
@@ -107,7 +94,7 @@ describe.skipIf(!linux)('serve under a memory limit runs again with the allocato
     for (const env of [{ ...ON, GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' }, { ...ON, SEARCH_MALLOC_TUNING: 'off' }, heapOptionsGiven]) {
       const dir = mkdtempSync(join(tmpdir(), 'search-malloc-'));
       const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], env);
-      expect(children(served.process.pid!).filter((pid) => /node/.test(cmdline(pid)))).toEqual([]);
+      expect(childPids(served.process.pid!).filter((pid) => /node/.test(commandLine(pid)))).toEqual([]);
       // serving (a SIGTERM right at the banner can come before the handler is in place)
       expect((await json(`${served.url}/health`)).status).toBe(200);
       served.process.kill('SIGTERM');
@@ -121,9 +108,9 @@ describe('with ample memory, serve runs again with young generations at full siz
     const dir = mkdtempSync(join(tmpdir(), 'search-heap-'));
     const served = await serve(['--log-level', 'off', '--db-path', join(dir, 'db.ms')], { PATH: process.env.PATH ?? '', SEARCH_HEAP_TUNING: 'on', SEARCH_MALLOC_TUNING: 'off' });
     if (linux) {
-      const [child] = children(served.process.pid!);
+      const [child] = childPids(served.process.pid!);
       expect(child).toBeDefined();
-      const options = cmdline(child!).split('\0');
+      const options = commandLine(child!).split('\0');
       for (const option of SERVING_HEAP_OPTIONS) expect(options).toContain(option);
       expect(environ(child!).GLIBC_TUNABLES).toBeUndefined();
     }
