@@ -47,7 +47,7 @@ export interface DatabaseLock {
 
 /** The error of a second process: it names the holder and the way to reach it instead. */
 export function databaseInUse(root: string, pid: number | null): SearchError {
-  if (pid && !alive(pid))
+  if (pid && !processRuns(pid))
     return new SearchError(
       'database_in_use',
       `The database at \`${root}\` is still in use by the write process of a server that ended (process ${pid}); ` +
@@ -61,13 +61,28 @@ export function databaseInUse(root: string, pid: number | null): SearchError {
   );
 }
 
-/** Whether a process with this id exists (EPERM: it does, under another user). */
-function alive(pid: number): boolean {
+/**
+ * Whether a process with this id runs (EPERM: it does, under another user). A zombie does not: it
+ * holds no file and no lock, and it stays one until its parent reaps it, which never happens to
+ * an orphan where nothing reaps (a container without an init). `search serve`'s serving child is
+ * such an orphan once its command is killed (cli/process-settings.ts).
+ */
+export function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !zombie(pid);
+}
+
+/** Whether `pid` has exited and waits to be reaped (Linux's /proc; false where it cannot tell). */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
   }
 }
 
@@ -119,7 +134,7 @@ export function lockDatabase(root: string): DatabaseLock {
       const holder = taken ? lockHolder(root) : null;
       // a server that died a moment ago: its write process ends within its watchdog's period,
       // its serving child (when it ran itself again) at its next turn
-      const patience = holder && !alive(holder) ? ORPHAN_WAIT_MS : HOLDER_WAIT_MS;
+      const patience = holder && !processRuns(holder) ? ORPHAN_WAIT_MS : HOLDER_WAIT_MS;
       if (taken && Date.now() - started < patience) {
         Atomics.wait(PAUSE, 0, 0, ORPHAN_POLL_MS);
         continue;
