@@ -44,6 +44,7 @@
  *   BENCH_SERVED=A,C node bench/served.bench.mjs          some scenarios (default A,B,C,T; D and T200 with BENCH_200K=1)
  *   BENCH_SERVE_ARGS="--search-threads 0" node bench/served.bench.mjs   extra flags for the servers
  *   BENCH_SERVED=T BENCH_TYPED_MINISEARCH=0 node bench/served.bench.mjs   T without its MiniSearch peer (minutes)
+ *   BENCH_SERVED=A BENCH_PROBE_TIMELINE=/tmp/tl node bench/served.bench.mjs   A's probes and batches as JSON in /tmp/tl
  *   node bench/run.js served
  */
 import { spawn } from 'node:child_process';
@@ -67,6 +68,8 @@ const PROBE_IN_FLIGHT = 4;
 const IDLE_MS = 3_000;
 const HYBRID_INTERVAL_MS = 2_000;
 /** Extra `search serve` flags for every server started (BENCH_SERVE_ARGS="--search-threads 0"). */
+/** `BENCH_PROBE_TIMELINE=<dir>`: A and D also write each probe's due time and latency, and the server's batches, there. */
+const TIMELINE_DIR = process.env.BENCH_PROBE_TIMELINE;
 const SERVE_ARGS = (process.env.BENCH_SERVE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const CANNON = { connections: 32, seconds: 10, warmupSeconds: 2, rounds: Number(process.env.BENCH_ROUNDS ?? 2) };
 const SEARCH = JSON.stringify({ q: 'star wars' });
@@ -329,11 +332,12 @@ function restorePriority() {
  * counts from the slot's due time. `stop()` takes no slot due after it, waits for those under way,
  * and returns the figures.
  */
-function probe({ intervalMs, inFlight = PROBE_IN_FLIGHT, send, firstAfterMs = 0 }) {
+function probe({ intervalMs, inFlight = PROBE_IN_FLIGHT, send, firstAfterMs = 0, timelineName }) {
   globalThis.gc?.(); // the client's garbage from before (parsed data sets) collected now, not while probing
   raisePriority();
   const start = performance.now() + firstAfterMs;
   const latencies = [];
+  const timeline = [];
   const errors = {};
   let slot = 0;
   let stopAt = Infinity;
@@ -350,6 +354,7 @@ function probe({ intervalMs, inFlight = PROBE_IN_FLIGHT, send, firstAfterMs = 0 
       try {
         await send();
         latencies.push(performance.now() - due);
+        timeline.push([Math.round(due - start), Math.round((performance.now() - due) * 10) / 10]);
       } catch (error) {
         const code = errorCode(error);
         errors[code] = (errors[code] ?? 0) + 1;
@@ -364,6 +369,8 @@ function probe({ intervalMs, inFlight = PROBE_IN_FLIGHT, send, firstAfterMs = 0 
       await Promise.all(workers);
       loop.disable();
       restorePriority();
+      if (TIMELINE_DIR && timelineName)
+        writeFileSync(join(TIMELINE_DIR, `${timelineName}-probes.json`), JSON.stringify({ startedAt: Date.now() - performance.now() + start, probes: timeline }));
       const sorted = latencies.sort((a, b) => a - b);
       const failed = Object.values(errors).reduce((a, b) => a + b, 0);
       return {
@@ -445,7 +452,7 @@ async function searchWhileIndexing(name, fill, payloads, contentType, docs) {
     const idle = await idleProbe(searchProbe(server, 'probe'));
     log(`${name}: idle ${describe(idle)}`);
     log(`${name}: the same searches while indexing ${what} into index ${fill}`);
-    const p = probe({ intervalMs: PROBE_INTERVAL_MS, send: searchProbe(server, 'probe') });
+    const p = probe({ intervalMs: PROBE_INTERVAL_MS, send: searchProbe(server, 'probe'), timelineName: name });
     let indexing;
     let busy;
     try {
@@ -453,6 +460,7 @@ async function searchWhileIndexing(name, fill, payloads, contentType, docs) {
     } finally {
       busy = await p.stop();
     }
+    if (TIMELINE_DIR) writeFileSync(join(TIMELINE_DIR, `${name}-batches.json`), (await request(`${server.url}/batches?limit=50`)).text);
     log(`${name}: while indexing ${describe(busy)}`);
     log(`${name}: indexing ${f(indexing.docsPerSec, 0)} docs/s (${f(indexing.seconds, 1)} s, ${indexing.batches} batches, slowest POST ${f(indexing.slowestPost, 0)} ms)`);
     const label = `${name} search while indexing ${docs >= 100_000 ? `${docs / 1000}k` : 'movies'}`;

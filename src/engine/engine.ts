@@ -36,6 +36,7 @@ import type { Index } from './index/index.js';
 import { defaultModules } from './modules.js';
 import { searchWithVectors, type HybridSearchResponse } from './search/hybrid.js';
 import { warmQueries } from './search/warm-queries.js';
+import { indexingNice } from './indexing-priority.js';
 import { redactPatch, redactEmbedders } from './embedders/settings.js';
 import { similarDocuments, type SimilarResponse } from './search/similar.js';
 import { multiSearch, type MultiSearchResponse } from './search/multi-search.js';
@@ -241,6 +242,8 @@ export class Engine {
     this.logLevel = LEVELS[options.logLevel ?? 'info'];
     this.logger = options.logger ?? null;
     if (options.create === false) requireDatabase(this.dbPath);
+    // a mistyped setting fails the start, not silently each writing thread
+    if (options.writer !== 'none') indexingNice();
     // before anything is read or written: a second process must not even create a file here
     this.lock = options.lock === false ? null : lockDatabase(this.dbPath);
     try {

@@ -5,7 +5,10 @@ import { toWireError } from '../errors.js';
 import type { IntakeReply, IntakeRequest } from './intake.js';
 import { writePayloadUpdateFile } from './payload.js';
 import { collectAfterWork } from '../thread-heaps.js';
+import { lowerThisThread } from '../indexing-priority.js';
 
+// parsing a payload yields to searches (see indexing-priority.ts)
+lowerThisThread();
 const port = parentPort!;
 
 port.on('message', ({ id, payload, path }: IntakeRequest) => {

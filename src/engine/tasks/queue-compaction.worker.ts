@@ -2,6 +2,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors.js';
 import { writeTaskQueueCopy } from './queue-compaction.js';
+import { lowerThisThread } from '../indexing-priority.js';
+
+// started by the serving thread; the copy yields to searches (see indexing-priority.ts)
+lowerThisThread();
 
 const { root } = workerData as { root: string };
 writeTaskQueueCopy(root).then(

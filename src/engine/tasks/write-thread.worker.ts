@@ -12,6 +12,8 @@ import { Ops } from '../ops/service.js';
 import { setSink } from '../logs/logger.js';
 import { LogTargets } from '../logs/targets.js';
 import { collectAfterWork } from '../thread-heaps.js';
+import { lowerThisProcess, lowerThisThread } from '../indexing-priority.js';
+import { isMainThread } from 'node:worker_threads';
 import { parentChannel } from './parent-channel.js';
 import type { FromWriteThread, ToWriteThread } from './write-thread.js';
 
@@ -28,6 +30,9 @@ function forwardLogs(specs: string[]): void {
 }
 
 async function main(): Promise<void> {
+  // searches first (see indexing-priority.ts); a child process answers none, so all of it
+  if (isMainThread) lowerThisProcess();
+  else lowerThisThread();
   reportEmbedderCallsToParent();
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
   forwardLogs(data.logFilters);
