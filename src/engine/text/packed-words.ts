@@ -50,6 +50,11 @@ export class PackedWords {
     return this.units.byteLength + this.bases.byteLength + this.ends.byteLength + this.shared.byteLength;
   }
 
+  /** The arrays it is made of, as the constructor takes them (to store it whole, see keyword/lexicon.ts). */
+  parts(): [units: Uint8Array | Uint16Array, bases: Uint32Array, ends: Uint8Array | Uint16Array | Uint32Array, shared: Uint8Array] {
+    return [this.units, this.bases, this.ends, this.shared];
+  }
+
   /** Where word i's own units start, relative to its block's base. */
   private own(i: number): number {
     return (i & IN_BLOCK) === 0 ? 0 : this.ends[i - 1]!;
@@ -154,6 +159,55 @@ export class PackedWords {
   indexOf(key: string): number {
     const i = this.lowerBound(key);
     return i < this.size && this.compare(i, key) === 0 ? i : -1;
+  }
+
+  /**
+   * These words with `added` (sorted in JS string order, none of them here) and without the
+   * words at the indexes `dropped`, and for each word of the result the index it had here (-1 for
+   * an added one): a batch's changes to a dictionary, at the cost of copying its units once,
+   * without a string per word.
+   */
+  merged(added: readonly string[], dropped: ReadonlySet<number>): { words: PackedWords; from: Int32Array } {
+    const count = this.size - dropped.size + added.length;
+    let units = 0;
+    let wide = this.wide;
+    for (const word of added) {
+      units += word.length;
+      for (let d = 0; d < word.length && !wide; d++) if (word.charCodeAt(d) > 0xff) wide = true;
+    }
+    for (let i = 0; i < this.size; i++) if (!dropped.has(i)) units += this.length(i);
+    const flat = new Uint16Array(units);
+    const starts = new Uint32Array(count + 1);
+    const from = new Int32Array(count);
+    let k = 0;
+    let used = 0;
+    let j = 0;
+    const emitAdded = () => {
+      const word = added[j++]!;
+      for (let d = 0; d < word.length; d++) flat[used + d] = word.charCodeAt(d);
+      used += word.length;
+      from[k++] = -1;
+      starts[k] = used;
+    };
+    for (let i = 0; i < this.size; i++) {
+      if (dropped.has(i)) continue;
+      while (j < added.length && this.compare(i, added[j]!) > 0) emitAdded();
+      used = this.copyUnits(i, flat, used);
+      from[k++] = i;
+      starts[k] = used;
+    }
+    while (j < added.length) emitAdded();
+    return { words: frontCode(flat, starts, count, wide), from };
+  }
+
+  /** Copies word `i`'s units into `out` at `at`; returns where they end. */
+  private copyUnits(i: number, out: Uint16Array, at: number): number {
+    const units = this.units;
+    const base = this.bases[i >>> BLOCK_BITS]!;
+    const s = this.shared[i]!;
+    for (let d = 0; d < s; d++) out[at++] = units[base + d]!;
+    for (let u = base + this.own(i), end = base + this.ends[i]!; u < end; u++) out[at++] = units[u]!;
+    return at;
   }
 
   /** Sign of word `i` compared with word `j`. */

@@ -24,6 +24,7 @@ import { decodeEntry, encodeEntryView } from './entry.js';
 import { hasTail, shouldFold, valueBytes } from './tails.js';
 import { keyOrder, orderByKey } from './key-order.js';
 import { WordTable } from './word-table.js';
+import { dropLexicon, updateLexicon, type LexiconChanges } from './lexicon.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
 import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
@@ -394,7 +395,28 @@ export interface ExportedDeltas {
   docs: Uint32Array;
 }
 
+/** Keys a batch added to a database or removed from it, with whether each was there before the batch. */
+export class KeyMembership {
+  /** key -> [there before the batch, there now]. */
+  readonly changes = new Map<string, [before: boolean, now: boolean]>();
+
+  /** `key` was just added (true) or removed (false). */
+  note(key: string, present: boolean): void {
+    const known = this.changes.get(key);
+    if (known) known[1] = present;
+    else this.changes.set(key, [!present, present]);
+  }
+}
+
 class DeltaMap {
+  /**
+   * Keys this batch added to the database or removed from it: kept for kw-words only, whose keys
+   * are the typo dictionary (see lexicon.ts).
+   */
+  readonly membership: KeyMembership | null;
+  constructor(tracksMembership = false) {
+    this.membership = tracksMembership ? new KeyMembership() : null;
+  }
   /**
    * Key -> its number, built only once a key may come twice: keys that extraction knows to be
    * new (`fresh`: a word's first slot, a pair's first occurrence) skip it, and a batch of new
@@ -489,16 +511,22 @@ class DeltaMap {
         if (size > 8) {
           const at = out.reserve(key, size);
           writeAscending(add, out.last, at);
+          this.membership?.note(key, true);
           continue;
         }
       }
       if (raw && hasTail(raw.length)) {
-        mergeLongList(db, tail, key, raw.length, add, del, out, tails);
+        if (!mergeLongList(db, tail, key, raw.length, add, del, out, tails)) this.membership?.note(key, false);
         continue;
       }
       const merged = mergedPostings(raw, add, del);
-      if (merged) out.put(key, merged);
-      else if (raw) out.remove(key);
+      if (merged) {
+        out.put(key, merged);
+        if (!raw) this.membership?.note(key, true);
+      } else if (raw) {
+        out.remove(key);
+        this.membership?.note(key, false);
+      }
     }
     this.index = null;
     this.keys = [];
@@ -528,7 +556,7 @@ function drain<T>(steps: Generator<void, T>): T {
 /**
  * A long stored list (see tails.ts): additions go to its tail, folded into the list once the tail
  * reaches a quarter of it; removals fold at once. `listBytes` is the stored list's size (its fast
- * read is invalid once the tail is read).
+ * read is invalid once the tail is read). False when the key's list is gone (every document removed).
  */
 function mergeLongList(
   db: Database<Buffer, string>,
@@ -539,7 +567,7 @@ function mergeLongList(
   del: number[] | undefined,
   out: WriteList<string>,
   tails: WriteList<string>,
-): void {
+): boolean {
   const tailRaw = tailDb.getBinaryFast(key);
   const hadTail = tailRaw !== undefined;
   if (!del) {
@@ -548,7 +576,7 @@ function mergeLongList(
     const grown = hadTail || !shouldFold(2 * add.length, listBytes) ? mergedPostings(tailRaw, add, undefined) : null;
     if (grown && !shouldFold(grown.length, listBytes)) {
       tails.put(key, grown);
-      return;
+      return true;
     }
     const more = grown ? RoaringBitmap32.deserialize(grown, true).toUint32Array() : add;
     const list = valueBytes(db.getBinaryFast(key)!);
@@ -560,8 +588,11 @@ function mergeLongList(
     if (add.length) bitmap.addMany(add);
     if (bitmap.isEmpty) out.remove(key);
     else out.put(key, bitmap.serialize(true) as unknown as Buffer);
+    if (hadTail) tails.remove(key);
+    return !bitmap.isEmpty;
   }
   if (hadTail) tails.remove(key);
+  return true;
 }
 
 /**
@@ -1009,7 +1040,7 @@ function diff(before: Set<string>, after: Set<string> | undefined, docid: number
 }
 
 class BatchWriter {
-  readonly words = new DeltaMap();
+  readonly words = new DeltaMap(true);
   readonly exact = new DeltaMap();
   readonly prefixes = new DeltaMap();
   readonly parts = new PartsDelta();
@@ -1109,6 +1140,14 @@ class BatchWriter {
   private readonly idCache = new Map<string, number>();
   private provisional: string[] = [];
   private readonly wordCache = new Map<number, string>();
+  /** The words given a new id by the flushes so far, for the lexicon (see `lexiconChanges`). */
+  private readonly batchNewWords: Array<[number, string]> = [];
+
+  /** What the flushes so far changed in the index's lexicon (see lexicon.ts): kw-words keys added and removed, words given an id. */
+  lexiconChanges(): LexiconChanges {
+    return { words: this.words.membership!.changes, newIds: this.batchNewWords };
+  }
+
   /** The words given a new id since the last flush. */
   private newWords: Array<[number, string]> = [];
   private nextId = -1;
@@ -1464,6 +1503,7 @@ class BatchWriter {
     };
     this.docWrites = new PendingEntries();
     this.newDocsFrom = Infinity;
+    for (const added of this.newWords) this.batchNewWords.push(added);
     this.newWords = [];
     this.fields.dirty = false;
     // What is written now is what later flushes of the batch read back.
@@ -1622,6 +1662,8 @@ export const keywordExtension: IndexExtension = {
     } else writer = new BatchWriter(keywordDbs(ctx.store), ctx.settings);
     for (const [from, to] of rest) for (let i = from; i < to; i++) writer.change(changes[i]!);
     writer.flush();
+    // in the batch's transaction: search threads read it whole after the commit (lexicon.ts)
+    updateLexicon(ctx.store, keywordDbs(ctx.store), changes.length, writer.lexiconChanges());
     bumpKeywordGeneration(ctx.store);
   },
 
@@ -1637,6 +1679,7 @@ export const keywordExtension: IndexExtension = {
     dbs.meta.removeSync('nextWordId');
     // An empty index has every pair posting of its documents: the writes from now on keep them.
     dbs.meta.putSync(PAIR_POSTINGS_META, true);
+    dropLexicon(dbs);
     bumpKeywordGeneration(store);
   },
 

@@ -5,14 +5,14 @@
  */
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
-import { WordDictionary } from '../../text/typo.js';
-import { PackedWordsBuilder } from '../../text/packed-words.js';
+import type { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
-import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, ID_BLOCK, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
+import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 import { BoundedCache } from './bounded-cache.js';
-import { Vocabulary } from './vocabulary.js';
+import type { Vocabulary } from './vocabulary.js';
+import { buildDictionary, buildDictionaryIds, buildVocabulary, readLexicon } from './lexicon.js';
 
 const { RoaringBitmap32 } = roaring;
 const EMPTY = new RoaringBitmap32();
@@ -52,21 +52,31 @@ export class KeywordReader {
     this.paths = null;
     this.vocab = null;
     this.dictIds = null;
+    this.lexiconRead = false;
     this.bitmaps.clear();
     this.records.clear();
   }
 
+  /** The typo dictionary (see lexicon.ts), loaded once per keyword generation. */
   dictionary(): WordDictionary {
     this.refresh();
-    if (!this.dict) {
-      // Packed as the keys stream by, so that each key's string dies young (see packed-words.ts).
-      // LMDB orders by UTF-8 bytes, the automaton walks UTF-16 code units: the builder sorts
-      // when the two orders differ.
-      const builder = new PackedWordsBuilder();
-      for (const key of this.dbs.words.getKeys()) builder.add(key as string);
-      this.dict = new WordDictionary(builder.finish());
-    }
+    if (!this.dict) this.fromStoredLexicon();
+    if (!this.dict) this.dict = buildDictionary(this.dbs);
     return this.dict;
+  }
+
+  /** Whether the stored lexicon was looked for in this generation. */
+  private lexiconRead = false;
+
+  /** Take the structures the write side stored for this commit, when it did (see lexicon.ts). */
+  private fromStoredLexicon(): void {
+    if (this.lexiconRead) return;
+    this.lexiconRead = true;
+    const lexicon = readLexicon(this.dbs, this.store.commit);
+    if (!lexicon) return;
+    this.dict = lexicon.dictionary;
+    this.vocab = lexicon.vocabulary;
+    this.dictIds = lexicon.dictionaryIds;
   }
 
   fieldPaths(): string[] {
@@ -224,33 +234,18 @@ export class KeywordReader {
   /** Word <-> id for every indexed word, loaded once per keyword generation. */
   vocabulary(): Vocabulary {
     this.refresh();
-    if (!this.vocab) {
-      const blocks = this.dbs.idBlocks.getRange();
-      this.vocab = Vocabulary.load(
-        (function* () {
-          for (const { key, value } of blocks) yield { base: (key as number) * ID_BLOCK, words: value as Array<string | null> };
-        })(),
-      );
-    }
+    if (!this.vocab) this.fromStoredLexicon();
+    if (!this.vocab) this.vocab = buildVocabulary(this.dbs);
     return this.vocab;
   }
 
   private dictIds: Int32Array | null = null;
 
-  /**
-   * The word id of each dictionary word, in dictionary order (-1 for none): a prefix's range of
-   * the dictionary maps to ids by index, where a map lookup per word cost a typical search 7% at
-   * 200k documents (a short prefix spans thousands of words).
-   */
+  /** The word id of each dictionary word, in dictionary order (-1 for none; see lexicon.ts). */
   dictionaryIds(): Int32Array {
     this.refresh();
-    if (!this.dictIds) {
-      const words = this.dictionary().words;
-      const vocab = this.vocabulary();
-      const out = new Int32Array(words.size);
-      for (let k = 0; k < words.size; k++) out[k] = vocab.idOfPacked(words, k);
-      this.dictIds = out;
-    }
+    if (!this.dictIds) this.fromStoredLexicon();
+    if (!this.dictIds) this.dictIds = buildDictionaryIds(this.dictionary(), this.vocabulary());
     return this.dictIds;
   }
 

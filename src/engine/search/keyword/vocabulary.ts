@@ -39,6 +39,37 @@ export class Vocabulary {
     return v;
   }
 
+  /** The arrays it is made of (to store it whole, see lexicon.ts); `fromParts` takes them back. */
+  parts(): [units: Uint8Array | Uint16Array, starts: Uint32Array, table: Int32Array] {
+    return [this.units, this.starts, this.table];
+  }
+
+  /** This vocabulary with `added` words under new ids (ascending), its hash table built again. */
+  extended(added: ReadonlyArray<readonly [id: number, word: string]>): Vocabulary {
+    const v = new Vocabulary();
+    const units = new Uint16Array(Math.max(16, this.used * 2));
+    units.set(this.units.subarray(0, this.used));
+    v.units = units;
+    v.starts = new Uint32Array(Math.max(16, this.starts.length * 2));
+    v.starts.set(this.starts);
+    v.used = this.used;
+    v.size = this.size;
+    v.widest = this.units instanceof Uint16Array ? 0x100 : 0;
+    for (const [id, word] of added) v.put(id, word);
+    v.index(v.size);
+    return v;
+  }
+
+  static fromParts(units: Uint8Array | Uint16Array, starts: Uint32Array<ArrayBuffer>, table: Int32Array<ArrayBuffer>): Vocabulary {
+    const v = new Vocabulary();
+    v.units = units;
+    v.starts = starts;
+    v.table = table;
+    v.size = starts.length - 1;
+    v.used = starts[v.size] ?? 0;
+    return v;
+  }
+
   /** Bytes held. */
   get byteLength(): number {
     return this.units.byteLength + this.starts.byteLength + this.table.byteLength;
