@@ -25,6 +25,8 @@
  *     the same load on ours while the 36,273 movies are added again, to a third index, in 4
  *     payloads (until their tasks succeed); peer: ours idle; the indexing rate beside the idle load
  *     of `movies` at the start of the scenario.
+ *   S "the same index" (only when asked: BENCH_SERVED=S): A with the movies added to the searched
+ *     index itself, so that every commit changes what the searches read.
  *   D "200k" (BENCH_200K=1 only, a few minutes): A with the index being filled (`docs`) holding 200,000
  *     documents (`generated-docs.mjs`, as keyword-200k.bench.js: ten NDJSON payloads of 20,000).
  *   T "as you type": every keystroke of the as-typed query set (typed-queries.mjs, 441 searches)
@@ -477,6 +479,15 @@ async function scenarioA() {
   return searchWhileIndexing('A', 'movies', movies().payloads, 'application/json', movies().count);
 }
 
+/**
+ * S: as A, but the movies go into the searched index itself (the 5,000 it holds are among them,
+ * updated): each commit changes the index the searches read, whose word structures the search
+ * threads must then load again (see src/engine/search/keyword/lexicon.ts).
+ */
+async function scenarioS() {
+  return searchWhileIndexing('S', 'probe', movies().payloads, 'application/json', movies().count);
+}
+
 const TYPED_FIELDS = ['title', 'cast', 'genres', 'extract'];
 
 /**
@@ -834,9 +845,9 @@ function summary() {
 async function main() {
   if (!existsSync(join(root, 'dist/commands'))) throw new Error('dist/ is not built: run `npm run build` (or `npx tsc -p tsconfig.json`) first');
   const wanted = (process.env.BENCH_SERVED ?? `A,B,C,T${process.env.BENCH_200K === '1' ? ',D,T200' : ''}`).toUpperCase().split(',').map((s) => s.trim()).filter(Boolean);
-  const scenarios = { A: scenarioA, B: scenarioB, C: scenarioC, D: scenarioD, T: scenarioT, T200: scenarioT200 };
+  const scenarios = { A: scenarioA, B: scenarioB, C: scenarioC, D: scenarioD, S: scenarioS, T: scenarioT, T200: scenarioT200 };
   const unknown = wanted.filter((s) => !scenarios[s]);
-  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')} in BENCH_SERVED (A, B, C, D, T, T200)`);
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')} in BENCH_SERVED (A, B, C, D, S, T, T200)`);
   console.log(`served: scenarios ${wanted.join(', ')} (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   let failed = 0;
   for (const s of wanted) {
