@@ -570,6 +570,7 @@ function mergeLongList(
 ): boolean {
   const tailRaw = tailDb.getBinaryFast(key);
   const hadTail = tailRaw !== undefined;
+  let kept = true;
   if (!del) {
     // Without a tail, additions about as large as a quarter of the list fold straight away (a
     // bulk load's second batch): no tail is built only to be folded.
@@ -586,13 +587,12 @@ function mergeLongList(
     bitmap.orInPlace(RoaringBitmap32.deserialize(valueBytes(db.getBinaryFast(key)!), true));
     bitmap.removeMany(del);
     if (add.length) bitmap.addMany(add);
-    if (bitmap.isEmpty) out.remove(key);
-    else out.put(key, bitmap.serialize(true) as unknown as Buffer);
-    if (hadTail) tails.remove(key);
-    return !bitmap.isEmpty;
+    kept = !bitmap.isEmpty;
+    if (kept) out.put(key, bitmap.serialize(true) as unknown as Buffer);
+    else out.remove(key);
   }
   if (hadTail) tails.remove(key);
-  return true;
+  return kept;
 }
 
 /**
