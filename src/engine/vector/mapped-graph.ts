@@ -140,9 +140,9 @@ export class MappedGraph {
     this.parts = parts.buffers;
     this.i8 = parts.buffers.map((b) => new Int8Array(b));
     this.u8 = parts.buffers.map((b) => new Uint8Array(b));
-    this.i32 = parts.buffers.map((b) => new Int32Array(b, 0, b.byteLength >> 2));
-    this.u32 = parts.buffers.map((b) => new Uint32Array(b, 0, b.byteLength >> 2));
-    this.i64 = parts.buffers.map((b) => new BigInt64Array(b, 0, b.byteLength >> 3));
+    this.i32 = parts.buffers.map((b) => new Int32Array(b, 0, b.byteLength >>> 2));
+    this.u32 = parts.buffers.map((b) => new Uint32Array(b, 0, b.byteLength >>> 2));
+    this.i64 = parts.buffers.map((b) => new BigInt64Array(b, 0, b.byteLength >>> 3));
     this.codesIn = parts.codesIn;
     this.codesAt = parts.codesAt;
     this.linksIn = parts.linksIn;
@@ -216,7 +216,7 @@ export class MappedGraph {
     }
     for (; i < len; i++) dot += q[i]! * c[off + i]!;
     if (this.metric === 'dot') return -dot;
-    return this.qNorm + this.i32[buf]![(off + this.stride) >> 2]! - 2 * dot;
+    return this.qNorm + this.i32[buf]![(off + this.stride) >>> 2]! - 2 * dot;
   }
 
   private links(slot: number, level: number, into: number[]): void {
