@@ -13,8 +13,12 @@
  * JS copies its list into their memory, one call picks the new neighbours, JS copies those rows
  * in, one call scores them (see `walk`).
  *
- * Every block of BLOCK slots is served from one typed-array view per part (codes, norms,
- * counts, lists): a view into a segment, into an overlay copy, or into a shared empty block.
+ * Every block of BLOCK slots is found by a buffer number and byte offsets (its rows; its counts
+ * and lists): in the map (a segment) or in one buffer holding the overlay copies and an empty
+ * block. The view keeps a few typed arrays per buffer and none per block: at 500,000 vectors
+ * seven views per block were about 2 MB of small objects made at open, and what survives V8's
+ * scavenges at open is what makes V8 double the main thread's young generation (16 -> 32 MB of
+ * anonymous memory, bench/README.md).
  */
 import { Heap } from './heap.js';
 import { drainClosestFirst, highestNode, type Scored } from './graph.js';
@@ -37,6 +41,8 @@ const ABSENT_MARK = 0xff;
  */
 interface Buffers {
   k: Kernels;
+  /** `scanBlocks`' slot per batch entry (kept: a fresh one per scan was 64 KB of external memory per search, which V8 answers with collections). */
+  origin: Int32Array;
   visitedPtr: number;
   capacity: number;
   epoch: number;
@@ -44,32 +50,20 @@ interface Buffers {
 }
 const buffers = new Map<string, Buffers>();
 
-/** The buffer holding most of `blocks` as 32-bit words, and where each block starts in it (-1: not in it). */
-function flatWords(blocks: Uint8Array[]): { flat: Int32Array; at: Int32Array } {
-  const count = new Map<ArrayBufferLike, number>();
-  for (const b of blocks) if (b.byteOffset % 4 === 0) count.set(b.buffer, (count.get(b.buffer) ?? 0) + 1);
-  let best: ArrayBufferLike = new ArrayBuffer(0);
-  for (const [buffer, n] of count) if (n > (count.get(best) ?? 0)) best = buffer;
-  const at = Int32Array.from(blocks, (b) => (b.buffer === best && b.byteOffset % 4 === 0 ? b.byteOffset >> 2 : -1));
-  return { flat: new Int32Array(best, 0, best.byteLength >> 2), at };
-}
-
-/** A block's bytes as 64-bit words; a block the map placed off an 8-byte boundary is copied first (LMDB's pages keep them on one). */
-function words64(b: Uint8Array | Uint32Array): BigInt64Array {
-  const bytes = b.byteOffset % 8 === 0 ? b : b.slice();
-  return new BigInt64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 3);
-}
-
 /** popcount of each byte value, for hamming distances on bit codes. */
 const POP = new Uint8Array(256);
 for (let i = 1; i < 256; i++) POP[i] = (i & 1) + POP[i >> 1]!;
 
 export interface MappedParts {
-  /** Per block: its rows (code, then the norm for l2 rows with norms), `row` bytes each. */
-  codes: Uint8Array[];
-  /** Per block: counts (BLOCK bytes) and lists (BLOCK * M0 u32). */
-  l0n: Uint8Array[];
-  l0: Uint32Array[];
+  /** The buffers blocks lie in: the map's (lmdb-js hands out one per 3.75 GiB of it), the overlay copies'. At most 256. */
+  buffers: ArrayBufferLike[];
+  /** Per block: the buffer its rows (code, then the norm for l2 rows with norms; `row` bytes each) lie in, and their byte offset there (a multiple of 8). */
+  codesIn: Uint8Array;
+  codesAt: Uint32Array;
+  /** Per block: the buffer its layer-0 counts (BLOCK bytes) and lists (BLOCK * M0 u32) lie in, and their byte offsets there (the lists' a multiple of 8). */
+  linksIn: Uint8Array;
+  countsAt: Uint32Array;
+  listsAt: Uint32Array;
   /** Per slot: its level (ABSENT when not linked in the graph: free or pending). */
   levels: Int8Array;
   /** Upper layers: slots having some (ascending), where their lists start in `upperData`. */
@@ -86,11 +80,17 @@ export class MappedGraph {
   readonly cap: number;
   readonly levels: Int8Array;
   readonly size: number;
-  private readonly codes: Int8Array[];
-  private readonly codeBytes: Uint8Array[];
-  private readonly norms: Int32Array[];
-  /** Per block: its rows as 32-bit words (rows are multiples of 16 bytes), for touching a row's cache lines. */
-  private readonly words: Int32Array[];
+  /** Per buffer of MappedParts.buffers: its bytes as int8, uint8, 32-bit words and u32. */
+  private readonly i8: Int8Array[];
+  private readonly u8: Uint8Array[];
+  private readonly i32: Int32Array[];
+  private readonly u32: Uint32Array[];
+  private readonly parts: ArrayBufferLike[];
+  private readonly codesIn: Uint8Array;
+  private readonly codesAt: Uint32Array;
+  private readonly linksIn: Uint8Array;
+  private readonly countsAt: Uint32Array;
+  private readonly listsAt: Uint32Array;
   /**
    * The buffer most blocks' rows lie in (the memory map: lmdb-js hands out one buffer per 3.75
    * GiB of it) as 32-bit words, and per block where its rows start there (-1: elsewhere, as an
@@ -101,15 +101,12 @@ export class MappedGraph {
   private readonly flat: Int32Array;
   private readonly flatAt: Int32Array;
   /**
-   * Per block: its rows, and its lists, as 64-bit words, for copying them into the kernels'
+   * Per buffer: its bytes as 64-bit words, for copying rows and lists into the kernels'
    * memory. A copy in 8-byte steps costs half one in 4-byte steps, and BigInt64Array loads and
    * stores move the bits as they are (a Float64Array may canonicalise the NaN patterns that two
    * int8 codes can form); V8 compiles them to plain moves, with no BigInt made.
    */
-  private readonly rows64: BigInt64Array[];
-  private readonly lists64: BigInt64Array[];
-  private readonly l0n: Uint8Array[];
-  private readonly l0: Uint32Array[];
+  private readonly i64: BigInt64Array[];
   private readonly upperSlots: Uint32Array;
   private readonly upperStart: Uint32Array;
   private readonly upperData: Uint32Array;
@@ -140,22 +137,32 @@ export class MappedGraph {
     this.M0 = M * 2;
     this.len = Math.min(used, stride);
     this.withNorms = metric === 'l2' && row >= stride + 4;
-    this.codeBytes = parts.codes;
-    this.codes = parts.codes.map((b) => new Int8Array(b.buffer, b.byteOffset, b.byteLength));
-    this.words = parts.codes.map((b) => new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2));
-    this.norms = this.withNorms ? this.words : [];
-    this.rows64 = parts.codes.map(words64);
-    this.lists64 = parts.l0.map(words64);
-    ({ flat: this.flat, at: this.flatAt } = flatWords(parts.codes));
-    this.l0n = parts.l0n;
-    this.l0 = parts.l0;
+    this.parts = parts.buffers;
+    this.i8 = parts.buffers.map((b) => new Int8Array(b));
+    this.u8 = parts.buffers.map((b) => new Uint8Array(b));
+    this.i32 = parts.buffers.map((b) => new Int32Array(b, 0, b.byteLength >>> 2));
+    this.u32 = parts.buffers.map((b) => new Uint32Array(b, 0, b.byteLength >>> 2));
+    this.i64 = parts.buffers.map((b) => new BigInt64Array(b, 0, b.byteLength >>> 3));
+    this.codesIn = parts.codesIn;
+    this.codesAt = parts.codesAt;
+    this.linksIn = parts.linksIn;
+    this.countsAt = parts.countsAt;
+    this.listsAt = parts.listsAt;
+    // the buffer most blocks' rows lie in, and where each block's rows start in it as words (-1: elsewhere)
+    const inBuffer = new Uint32Array(parts.buffers.length);
+    for (let b = 0; b < parts.codesIn.length; b++) inBuffer[parts.codesIn[b]!]!++;
+    let main = 0;
+    for (let i = 1; i < inBuffer.length; i++) if (inBuffer[i]! > inBuffer[main]!) main = i;
+    this.flat = this.i32[main] ?? new Int32Array(0);
+    this.flatAt = new Int32Array(parts.codesIn.length);
+    for (let b = 0; b < parts.codesIn.length; b++) this.flatAt[b] = parts.codesIn[b] === main ? parts.codesAt[b]! >>> 2 : -1;
     this.levels = parts.levels;
     this.cap = parts.levels.length;
     this.size = parts.size;
     this.upperSlots = parts.upperSlots;
     this.upperStart = parts.upperStart;
     this.upperData = parts.upperData;
-    this.live = new Uint16Array(parts.codes.length);
+    this.live = new Uint16Array(parts.codesIn.length);
     for (let s = 0; s < this.cap; s++) if (this.levels[s]! !== ABSENT) this.live[s >>> SHIFT] = this.live[s >>> SHIFT]! + 1;
     this.entry = parts.entry;
     this.maxLevel = parts.maxLevel;
@@ -182,17 +189,18 @@ export class MappedGraph {
   /** Code distance from the query to `slot`: the integers the WebAssembly kernels compute. */
   dist(slot: number): number {
     const b = slot >>> SHIFT;
-    const off = (slot & (BLOCK - 1)) * this.row;
+    const buf = this.codesIn[b]!;
+    const off = this.codesAt[b]! + (slot & (BLOCK - 1)) * this.row;
     const q = this.query;
     const len = this.len;
     if (this.metric === 'hamming') {
-      const c = this.codeBytes[b]!;
+      const c = this.u8[buf]!;
       const qb = this.queryBytes;
       let h = 0;
       for (let i = 0; i < len; i++) h += POP[(qb[i]! ^ c[off + i]!) & 0xff]!;
       return h;
     }
-    const c = this.codes[b]!;
+    const c = this.i8[buf]!;
     if (this.metric === 'l2' && !this.withNorms) {
       let s = 0;
       for (let i = 0; i < len; i++) {
@@ -208,7 +216,7 @@ export class MappedGraph {
     }
     for (; i < len; i++) dot += q[i]! * c[off + i]!;
     if (this.metric === 'dot') return -dot;
-    return this.qNorm + this.norms[b]![(off + this.stride) >> 2]! - 2 * dot;
+    return this.qNorm + this.i32[buf]![(off + this.stride) >>> 2]! - 2 * dot;
   }
 
   private links(slot: number, level: number, into: number[]): void {
@@ -216,9 +224,10 @@ export class MappedGraph {
     if (level === 0) {
       const b = slot >>> SHIFT;
       const i = slot & (BLOCK - 1);
-      const n = this.l0n[b]![i]!;
-      const list = this.l0[b]!;
-      for (let k = 0, base = i * this.M0; k < n; k++) into.push(list[base + k]!);
+      const buf = this.linksIn[b]!;
+      const n = this.u8[buf]![this.countsAt[b]! + i]!;
+      const list = this.u32[buf]!;
+      for (let k = 0, base = (this.listsAt[b]! >>> 2) + i * this.M0; k < n; k++) into.push(list[base + k]!);
       return;
     }
     const at = this.upperAt(slot);
@@ -337,7 +346,9 @@ export class MappedGraph {
     const i64 = k.i64;
     const flat = this.flat;
     const flatAt = this.flatAt;
-    const rows64 = this.rows64;
+    const codesIn = this.codesIn;
+    const codesAt = this.codesAt;
+    const i64s = this.i64;
     const rowWords = this.row >> 2;
     const rowQ = this.row >> 3;
     const usedQ = (this.len + 7) >> 3;
@@ -355,16 +366,18 @@ export class MappedGraph {
         touched ^= flat[at]! ^ flat[last]!;
         for (let x = (at | 15) + 1, end = last & ~15; x < end; x += 16) touched ^= flat[x]!;
       } else {
-        const src = this.words[nb >>> SHIFT]!;
-        const from = (nb & (BLOCK - 1)) * rowWords;
+        const b = nb >>> SHIFT;
+        const src = this.i32[codesIn[b]!]!;
+        const from = (codesAt[b]! >>> 2) + (nb & (BLOCK - 1)) * rowWords;
         for (let x = 0; x < lastUsed; x += 16) touched ^= src[from + x]!;
         touched ^= src[from + lastUsed]!;
       }
     }
     for (let j = 0, row = k.codePtr(0) >> 3; j < m; j++, row += rowQ) {
       const nb = i32[slots32 + j]!;
-      const src = rows64[nb >>> SHIFT]!;
-      let f = (nb & (BLOCK - 1)) * rowQ;
+      const b = nb >>> SHIFT;
+      const src = i64s[codesIn[b]!]!;
+      let f = (codesAt[b]! >>> 3) + (nb & (BLOCK - 1)) * rowQ;
       let t = row;
       for (const end = row + usedQ - 3; t < end; t += 4, f += 4) {
         i64[t] = src[f]!;
@@ -419,8 +432,11 @@ export class MappedGraph {
     const halfM0 = M0 >> 1;
     const visitedPtr = w.visitedPtr;
     const basePtr = k.codePtr(0);
-    const lists64 = this.lists64;
-    const l0n = this.l0n;
+    const u8s = this.u8;
+    const i64s = this.i64;
+    const linksIn = this.linksIn;
+    const countsAt = this.countsAt;
+    const listsAt = this.listsAt;
     const cand = this.cand;
     const res = this.res;
     cand.clear();
@@ -434,10 +450,11 @@ export class MappedGraph {
       const c = cand.pop();
       const b = c >>> SHIFT;
       const i = c & (BLOCK - 1);
-      const n = l0n[b]![i]!;
+      const buf = linksIn[b]!;
+      const n = u8s[buf]![countsAt[b]! + i]!;
       if (n === 0) continue;
-      const list = lists64[b]!;
-      for (let t = list64, f = i * halfM0, end = list64 + ((n + 1) >> 1); t < end; t++, f++) i64[t] = list[f]!;
+      const list = i64s[buf]!;
+      for (let t = list64, f = (listsAt[b]! >>> 3) + i * halfM0, end = list64 + ((n + 1) >> 1); t < end; t++, f++) i64[t] = list[f]!;
       const m = gather(listPtr, n, visitedPtr, epoch, slotsPtr);
       if (m === 0) continue;
       this.fetchRows(k, slots32, m);
@@ -521,7 +538,7 @@ export class MappedGraph {
     };
     for (let b = 0; b < this.live.length; b++) {
       if (this.live[b] === 0) continue;
-      bytes.set(this.codeBytes[b]!.subarray(0, blockBytes), base + n * blockBytes);
+      bytes.set(this.blockRows(b), base + n * blockBytes);
       placed[n++] = b;
       if (n === SCAN_BLOCKS) flush();
     }
@@ -553,7 +570,7 @@ export class MappedGraph {
     if (!w) {
       const k = new Kernels(this.row, this.M0);
       k.resize(SCAN_BLOCKS * BLOCK);
-      w = { k, visitedPtr: 0, capacity: 0, epoch: 0, markedFor: null };
+      w = { k, origin: new Int32Array(k.batch), visitedPtr: 0, capacity: 0, epoch: 0, markedFor: null };
       buffers.set(key, w);
     }
     const k = w.k;
@@ -576,7 +593,7 @@ export class MappedGraph {
     let nPlaced = 0;
     let lastBlock = -1;
     let lastAt = 0;
-    const origin = new Int32Array(k.batch);
+    const origin = buffers.get(`${this.row}:${this.M0}`)!.origin;
     let n = 0;
     const flush = () => {
       if (n > 0) {
@@ -608,7 +625,7 @@ export class MappedGraph {
           if (nPlaced === SCAN_BLOCKS) flush();
           at = nPlaced++;
           placed[at] = b;
-          bytes.set(this.codeBytes[b]!, base + at * BLOCK * this.row);
+          bytes.set(this.blockRows(b), base + at * BLOCK * this.row);
         }
         lastBlock = b;
         lastAt = at;
@@ -619,6 +636,11 @@ export class MappedGraph {
       if (n === k.batch) flush();
     }
     flush();
+  }
+
+  /** Block `b`'s rows, for a copy (a view made per copy: the view keeps none per block). */
+  private blockRows(b: number): Uint8Array {
+    return new Uint8Array(this.parts[this.codesIn[b]!]!, this.codesAt[b]!, BLOCK * this.row);
   }
 
   /** Anonymous memory this view holds (levels, upper layers; overlay copies are counted by the store, visited marks by the thread's kernels). */

@@ -6,40 +6,74 @@
  * nothing is built in memory, after a restart either (the first search is as fast as any other),
  * and the scan is exact where a temporary graph over far-away queries would lose neighbours.
  * The merge threshold (params.ts) keeps the scan short.
+ *
+ * As opened by a searching side (`load`), the slots are one sorted array; the set is made at the
+ * first change. A set of some thousands of slots made at every open was long-lived heap that V8
+ * counts against its young generation's size (bench/README.md, the 500,000-vector process).
  */
 export class PendingSlots {
-  private readonly live = new Set<number>();
+  private live: Set<number> | null = new Set<number>();
+  /** The slots, ascending, while `live` is null (as loaded). */
+  private sorted = new Uint32Array(0);
+
+  /** Start from `slots`, ascending (an open: no set is made until something changes). */
+  load(slots: ArrayLike<number>): void {
+    this.sorted = Uint32Array.from(slots);
+    this.live = null;
+    this.array = null;
+  }
 
   get size(): number {
-    return this.live.size;
+    return this.live ? this.live.size : this.sorted.length;
   }
 
   slots(): number[] {
-    return [...this.live];
+    return this.live ? [...this.live] : Array.from(this.sorted);
   }
 
   /** The pending slots as one array, for a scan (cached until the set changes). */
   private array: Uint32Array | null = null;
   list(): Uint32Array {
-    this.array ??= Uint32Array.from(this.live);
+    this.array ??= this.live ? Uint32Array.from(this.live) : this.sorted;
     return this.array;
   }
 
   has(slot: number): boolean {
-    return this.live.has(slot);
+    if (this.live) return this.live.has(slot);
+    const s = this.sorted;
+    let lo = 0;
+    let hi = s.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = s[mid]!;
+      if (v === slot) return true;
+      if (v < slot) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
   }
 
   add(slot: number): void {
-    this.live.add(slot);
+    this.changing().add(slot);
     this.array = null;
   }
 
   remove(slot: number): void {
-    if (this.live.delete(slot)) this.array = null;
+    if (this.changing().delete(slot)) this.array = null;
   }
 
   clear(): void {
-    this.live.clear();
+    this.live = new Set<number>();
+    this.sorted = new Uint32Array(0);
     this.array = null;
+  }
+
+  /** The set, made from the loaded slots at the first change. */
+  private changing(): Set<number> {
+    if (!this.live) {
+      this.live = new Set(this.sorted);
+      this.sorted = new Uint32Array(0);
+    }
+    return this.live;
   }
 }

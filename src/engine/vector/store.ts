@@ -130,6 +130,7 @@ const OWNERS = 3;
 const OWNER_BYTES = 8;
 const FLAG_PENDING = 1;
 const blockKey = (block: number, kind: number) => block * 4 + kind;
+const align8 = (n: number) => Math.ceil(n / 8) * 8;
 
 /** Stores smaller than this (codes and lists) keep them in blocks only: read into memory, they cost less than a segment. */
 const FOLD_MIN_TOTAL = 4 << 20;
@@ -1152,9 +1153,10 @@ export class VectorStore {
       size++;
     }
     // pending vectors are not in the graph
-    for (const s of pending) {
-      this.pending.add(s);
-      levels[s] = -1;
+    // (readOwners lists them ascending)
+    this.pending.load(pending);
+    for (let i = 0; i < pending.length; i++) {
+      levels[pending[i]!] = -1;
       size--;
     }
     const M0 = state.M * 2;
@@ -1168,39 +1170,76 @@ export class VectorStore {
       if (!(k in segs)) segs[k] = reads(this.segments).getBinaryFast(k, read);
       return segs[k];
     };
-    const emptyCodes = new Uint8Array(BLOCK * row);
-    const emptyCounts = new Uint8Array(BLOCK);
-    const emptyLists = new Uint32Array(BLOCK * M0);
-    const codes: Uint8Array[] = [];
-    const l0n: Uint8Array[] = [];
-    const l0: Uint32Array[] = [];
+    // Where each block's rows and lists lie: a segment in the map, or one buffer ("side") holding
+    // the overlay copies, then an empty block. A first pass finds which blocks need a place in it
+    // (overlay blocks, and segment parts off an 8-byte boundary, which the 64-bit copies of the
+    // walk cannot view), so that the side buffer is made once, at its size; no object is made
+    // per block (see mapped-graph.ts).
+    const codeBytes = BLOCK * row;
+    const linkBytes = align8(BLOCK) + BLOCK * M0 * 4;
+    const SIDE = 0;
+    const buffers: ArrayBufferLike[] = [new ArrayBuffer(0)];
+    const bufferOf = (buffer: ArrayBufferLike): number => {
+      let i = buffers.indexOf(buffer);
+      if (i < 0) i = buffers.push(buffer) - 1;
+      return i;
+    };
+    const codesIn = new Uint8Array(nBlocks);
+    const codesAt = new Uint32Array(nBlocks);
+    const linksIn = new Uint8Array(nBlocks);
+    const countsAt = new Uint32Array(nBlocks);
+    const listsAt = new Uint32Array(nBlocks);
+    // per block: 1 its codes, 2 its lists go to the side buffer
+    const toSide = new Uint8Array(nBlocks);
+    let sideBytes = codeBytes + linkBytes;
+    for (let b = 0; b < nBlocks; b++) {
+      const at = (b % per) * BLOCK;
+      const seg = segment(b);
+      if (reads(this.blocks).getBinaryFast(blockKey(b, CODES), read) || (seg && (seg.byteOffset + at * row) % 8 !== 0)) {
+        toSide[b]! |= 1;
+        sideBytes += codeBytes;
+      } else if (seg) {
+        codesIn[b] = bufferOf(seg.buffer);
+        codesAt[b] = seg.byteOffset + at * row;
+      }
+      if (reads(this.blocks).getBinaryFast(blockKey(b, LINKS), read) || (seg && (seg.byteOffset + lay.l0 + at * M0 * 4) % 8 !== 0)) {
+        toSide[b]! |= 2;
+        sideBytes += linkBytes;
+      } else if (seg) {
+        linksIn[b] = bufferOf(seg.buffer);
+        countsAt[b] = seg.byteOffset + lay.l0n + at;
+        listsAt[b] = seg.byteOffset + lay.l0 + at * M0 * 4;
+      }
+    }
+    if (buffers.length > 256) throw new Error(`vector store: ${buffers.length} buffers in the map, more than a view can name`);
+    const side = new Uint8Array(sideBytes);
+    buffers[SIDE] = side.buffer;
+    // the empty block (zero rows, no neighbours) first, at 0: blocks with nothing stored point there
+    const emptyCodes = 0;
+    const emptyLinks = codeBytes;
+    let next = codeBytes + linkBytes;
     let copied = 0;
     for (let b = 0; b < nBlocks; b++) {
       const at = (b % per) * BLOCK;
-      let raw = reads(this.blocks).getBinaryFast(blockKey(b, CODES), read);
-      if (raw) {
-        codes.push(Uint8Array.from(raw.subarray(0, BLOCK * row)));
-        copied += BLOCK * row;
-      } else {
-        const seg = segment(b);
-        codes.push(seg ? seg.subarray(at * row, (at + BLOCK) * row) : emptyCodes);
-      }
-      raw = reads(this.blocks).getBinaryFast(blockKey(b, LINKS), read);
-      if (raw) {
-        const copy = new ArrayBuffer(BLOCK + BLOCK * M0 * 4);
-        new Uint8Array(copy).set(raw.subarray(0, copy.byteLength));
-        l0n.push(new Uint8Array(copy, 0, BLOCK));
-        l0.push(new Uint32Array(copy, BLOCK, BLOCK * M0));
-        copied += copy.byteLength;
-      } else {
-        const seg = segment(b);
-        if (seg) {
-          l0n.push(seg.subarray(lay.l0n + at, lay.l0n + at + BLOCK));
-          l0.push(new Uint32Array(seg.buffer, seg.byteOffset + lay.l0 + at * M0 * 4, BLOCK * M0));
-        } else {
-          l0n.push(emptyCounts);
-          l0.push(emptyLists);
-        }
+      if (toSide[b]! & 1) {
+        const raw = reads(this.blocks).getBinaryFast(blockKey(b, CODES), read) ?? segment(b)!.subarray(at * row, (at + BLOCK) * row);
+        side.set(raw.subarray(0, codeBytes), next);
+        codesAt[b] = next;
+        next += codeBytes;
+        copied += codeBytes;
+      } else if (!segment(b)) codesAt[b] = emptyCodes;
+      if (toSide[b]! & 2) {
+        const raw = reads(this.blocks).getBinaryFast(blockKey(b, LINKS), read);
+        const seg = raw ? undefined : segment(b)!;
+        side.set(raw ? raw.subarray(0, BLOCK) : seg!.subarray(lay.l0n + at, lay.l0n + at + BLOCK), next);
+        side.set(raw ? raw.subarray(BLOCK, BLOCK + BLOCK * M0 * 4) : seg!.subarray(lay.l0 + at * M0 * 4, lay.l0 + (at + BLOCK) * M0 * 4), next + align8(BLOCK));
+        countsAt[b] = next;
+        listsAt[b] = next + align8(BLOCK);
+        next += linkBytes;
+        copied += linkBytes;
+      } else if (!segment(b)) {
+        countsAt[b] = emptyLinks;
+        listsAt[b] = emptyLinks + align8(BLOCK);
       }
     }
     // Upper layers (one vector in M has some): the UPPER blocks list their slots in ascending
@@ -1253,9 +1292,12 @@ export class VectorStore {
       upperStart.set(starts);
     }
     this.view = new MappedGraph(this.quantizer.metric, this.quantizer.stride, row, state.M, this.bits ? Math.ceil(this.dimensions / 8) : this.dimensions, {
-      codes,
-      l0n,
-      l0,
+      buffers,
+      codesIn,
+      codesAt,
+      linksIn,
+      countsAt,
+      listsAt,
       levels,
       upperSlots,
       upperStart,
