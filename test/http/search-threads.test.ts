@@ -72,6 +72,25 @@ describe('search threads', () => {
     }
   });
 
+  test('the ranking of a few candidates follows an update of their words', async () => {
+    // proximity and exactness read each candidate's stored words, kept between searches
+    for (const h of [threaded, inline]) {
+      const ids = async () => (await h.request('POST', '/indexes/prox/search', { json: { q: 'zorblat quimby' } })).body.hits.map((hit: { id: string }) => hit.id);
+      const put = async (docs: unknown[]) => expect((await h.wait((await h.request('POST', '/indexes/prox/documents?primaryKey=id', { json: docs })).body.taskUid)).status).toBe('succeeded');
+      await put([
+        { id: 'a', title: 'zorblat quimby' },
+        { id: 'b', title: 'zorblat one two three quimby' },
+      ]);
+      expect(await ids()).toEqual(['a', 'b']);
+      await put([{ id: 'a', title: 'zorblat one two three four quimby' }]);
+      expect(await ids()).toEqual(['b', 'a']);
+      await put([{ id: 'b', title: 'quimby and zorblat, zorblat quimby' }]);
+      expect(await ids()).toEqual(['b', 'a']);
+      await put([{ id: 'b', title: 'zorblat one two three four five quimby' }]);
+      expect(await ids()).toEqual(['a', 'b']);
+    }
+  });
+
   test('hits follow their documents: an update, narrower displayed attributes, extras after the fields', async () => {
     for (const h of [threaded, inline]) {
       const search = async (json: unknown) => {
