@@ -233,7 +233,8 @@ export class KeywordReader {
    */
   keptDoc(docid: number): Uint8Array | undefined {
     this.refresh();
-    const known = this.entries.use(docid);
+    // `get`, not `use`: moving each hit to the newest end cost more than it saves, entries are evicted oldest first
+    const known = this.entries.get(docid);
     if (known) return known;
     const raw = this.rawDoc(docid);
     if (!raw) return undefined;

@@ -55,7 +55,12 @@ export function toBitmap(d: Docids): Bitmap {
 }
 
 export function toArray(d: Docids): number[] {
-  return Array.isArray(d) ? d : Array.from(d.toUint32Array());
+  if (Array.isArray(d)) return d;
+  // a plain loop: Array.from walks a typed array through its iterator, several times slower
+  const ids = d.toUint32Array();
+  const out = new Array<number>(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = ids[i]!;
+  return out;
 }
 
 export function sizeOf(d: Docids): number {
