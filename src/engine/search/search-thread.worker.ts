@@ -24,9 +24,10 @@ function reportEmbedderCalls(): void {
 
 /** Answers of this turn, posted together at its end (see search-threads.ts), with their bodies. */
 let outbox: SearchAnswer[] = [];
-let bodies: Uint8Array[] = [];
+/** Per answer with a body, its pieces (see Engine.answerChunks). */
+let bodies: Buffer[][] = [];
 
-function queueAnswer(answer: SearchAnswer, body?: Uint8Array): void {
+function queueAnswer(answer: SearchAnswer, body?: Buffer[]): void {
   outbox.push(answer);
   if (body) bodies.push(body);
   if (outbox.length > 1) return;
@@ -40,16 +41,18 @@ function postAnswers(): void {
   outbox = [];
   bodies = [];
   let length = 0;
-  for (const part of parts) length += part.byteLength;
+  for (const chunks of parts) for (const chunk of chunks) length += chunk.byteLength;
   // a buffer of its own (not from Node's pool), so that transferring it moves nothing else
   const all = new Uint8Array(length);
   let at = 0;
   let next = 0;
   for (const answer of batch) {
     if (answer.end === undefined) continue;
-    const part = parts[next++]!;
-    all.set(part, at);
-    answer.end = at += part.byteLength;
+    for (const chunk of parts[next++]!) {
+      all.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    answer.end = at;
   }
   reportEmbedderCalls(); // before the answers, so that a scrape after them sees the calls
   port.postMessage({ type: 'answers', batch, bodies: all } satisfies FromSearchThread, [all.buffer]);
@@ -57,8 +60,7 @@ function postAnswers(): void {
 
 async function answer(engine: Engine, id: number, request: SearchRequest): Promise<void> {
   try {
-    const body = await engine.answer(request);
-    queueAnswer({ id, end: 0 }, body);
+    queueAnswer({ id, end: 0 }, await engine.answerChunks(request));
   } catch (error) {
     queueAnswer({ id, ...toWireError(error) });
   }
