@@ -6,7 +6,7 @@
  */
 import { preciseNow } from './wire/timestamp.js';
 import { addQueueWait, sharedClock } from './search/performance.js';
-import { responseBytes } from './search/hit-bytes.js';
+import { responseChunks } from './search/hit-bytes.js';
 import { hydrateHits, type ForeignIndexes } from './search/foreign-keys.js';
 import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
@@ -993,6 +993,16 @@ export class Engine {
   /** A search request's response body as UTF-8 JSON: computed in a search thread when there are some (`searchThreads`). */
   async answer(request: SearchRequest): Promise<Buffer> {
     if (this.searchThreads) return this.searchThreads.run({ ...request, queuedAt: request.queuedAt ?? sharedClock() });
+    const chunks = await this.answerChunks(request);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  }
+
+  /**
+   * `answer` computed here (never in a search thread), the body in pieces to copy one after the
+   * other (see hit-bytes.ts, `responseChunks`): a search thread copies them straight into the
+   * buffer of its batch of answers instead of joining them first.
+   */
+  async answerChunks(request: SearchRequest): Promise<Buffer[]> {
     if (!this.tracksRequests) return this.answerHere(request);
     // a warm-up in idle time (`warmCodeOnce`) waits while requests come
     this.answering++;
@@ -1005,11 +1015,11 @@ export class Engine {
     }
   }
 
-  private async answerHere(request: SearchRequest): Promise<Buffer> {
+  private async answerHere(request: SearchRequest): Promise<Buffer[]> {
     const started = sharedClock();
     const response = await this.read(request);
     if (request.queuedAt !== undefined) addQueueWait(response, started - request.queuedAt);
-    return responseBytes(response);
+    return responseChunks(response);
   }
 
   private async read(request: SearchRequest): Promise<unknown> {

@@ -55,6 +55,42 @@ describe('search threads', () => {
     expectErrorShape(bad.body, 'invalid_search_filter');
   });
 
+  test('searches and errors sent together each get their own answer', async () => {
+    // 48 requests at once: the threads answer them in batches (bodies side by side in one buffer)
+    const queries = ['love', 'war', 'man', 'the', 'star', 'night', 'day', 'life'];
+    const requests = Array.from({ length: 48 }, (_, i) =>
+      i % 6 === 5
+        ? { path: '/indexes/movies/search', json: { q: 'x', filter: 'title = x' } }
+        : { path: '/indexes/movies/search', json: { q: queries[i % queries.length], limit: 1 + (i % 7) } },
+    );
+    const send = (h: Harness) => Promise.all(requests.map(({ path, json }) => h.request('POST', path, { json })));
+    const [a, b] = [await send(threaded), await send(inline)];
+    for (let i = 0; i < requests.length; i++) {
+      expect(a[i]!.status, a[i]!.text).toBe(b[i]!.status);
+      if (a[i]!.status === 200) expect(withoutTime(a[i]!.body)).toEqual(withoutTime(b[i]!.body));
+      else expectErrorShape(a[i]!.body, 'invalid_search_filter');
+    }
+  });
+
+  test('the ranking of a few candidates follows an update of their words', async () => {
+    // proximity and exactness read each candidate's stored words, kept between searches
+    for (const h of [threaded, inline]) {
+      const ids = async () => (await h.request('POST', '/indexes/prox/search', { json: { q: 'zorblat quimby' } })).body.hits.map((hit: { id: string }) => hit.id);
+      const put = async (docs: unknown[]) => expect((await h.wait((await h.request('POST', '/indexes/prox/documents?primaryKey=id', { json: docs })).body.taskUid)).status).toBe('succeeded');
+      await put([
+        { id: 'a', title: 'zorblat quimby' },
+        { id: 'b', title: 'zorblat one two three quimby' },
+      ]);
+      expect(await ids()).toEqual(['a', 'b']);
+      await put([{ id: 'a', title: 'zorblat one two three four quimby' }]);
+      expect(await ids()).toEqual(['b', 'a']);
+      await put([{ id: 'b', title: 'quimby and zorblat, zorblat quimby' }]);
+      expect(await ids()).toEqual(['b', 'a']);
+      await put([{ id: 'b', title: 'zorblat one two three four five quimby' }]);
+      expect(await ids()).toEqual(['a', 'b']);
+    }
+  });
+
   test('hits follow their documents: an update, narrower displayed attributes, extras after the fields', async () => {
     for (const h of [threaded, inline]) {
       const search = async (json: unknown) => {

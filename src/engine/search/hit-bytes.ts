@@ -134,8 +134,17 @@ const COMMA = Buffer.from(',');
  * contribute their cached bytes. A response whose first key is not `hits` is stringified whole.
  */
 export function responseBytes(response: unknown): Buffer {
+  const chunks = responseChunks(response);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/**
+ * `responseBytes` in pieces, to be copied one after the other (a search thread copies them
+ * straight into the buffer of its batch of answers). Pieces may be shared: never change them.
+ */
+export function responseChunks(response: unknown): Buffer[] {
   const hits = (response as { hits?: unknown } | null)?.hits;
-  if (!Array.isArray(hits) || Object.keys(response as object)[0] !== 'hits') return Buffer.from(JSON.stringify(response));
+  if (!Array.isArray(hits) || Object.keys(response as object)[0] !== 'hits') return [Buffer.from(JSON.stringify(response))];
   const { hits: _, ...rest } = response as Record<string, unknown>;
   const chunks: Buffer[] = [HITS_OPEN];
   hits.forEach((hit, i) => {
@@ -144,5 +153,5 @@ export function responseBytes(response: unknown): Buffer {
   });
   const tail = JSON.stringify(rest);
   chunks.push(Buffer.from(tail === '{}' ? ']}' : `],${tail.slice(1)}`));
-  return Buffer.concat(chunks);
+  return chunks;
 }

@@ -22,30 +22,45 @@ function reportEmbedderCalls(): void {
   if (counts) post({ type: 'embedderCalls', counts });
 }
 
-/** Answers of this turn, posted together at its end (see search-threads.ts). */
+/** Answers of this turn, posted together at its end (see search-threads.ts), with their bodies. */
 let outbox: SearchAnswer[] = [];
-let transfer: ArrayBuffer[] = [];
+/** Per answer with a body, its pieces (see Engine.answerChunks). */
+let bodies: Buffer[][] = [];
 
-function queueAnswer(answer: SearchAnswer, buffer?: ArrayBuffer): void {
+function queueAnswer(answer: SearchAnswer, body?: Buffer[]): void {
   outbox.push(answer);
-  if (buffer) transfer.push(buffer);
+  if (body) bodies.push(body);
   if (outbox.length > 1) return;
-  setImmediate(() => {
-    const batch = outbox;
-    const buffers = transfer;
-    outbox = [];
-    transfer = [];
-    reportEmbedderCalls(); // before the answers, so that a scrape after them sees the calls
-    port.postMessage({ type: 'answers', batch } satisfies FromSearchThread, buffers);
-  });
+  setImmediate(postAnswers);
+}
+
+/** Posts the answers of this turn, their bodies copied one after the other into one transferred buffer. */
+function postAnswers(): void {
+  const batch = outbox;
+  const parts = bodies;
+  outbox = [];
+  bodies = [];
+  let length = 0;
+  for (const chunks of parts) for (const chunk of chunks) length += chunk.byteLength;
+  // a buffer of its own (not from Node's pool), so that transferring it moves nothing else
+  const all = new Uint8Array(length);
+  let at = 0;
+  let next = 0;
+  for (const answer of batch) {
+    if (answer.end === undefined) continue;
+    for (const chunk of parts[next++]!) {
+      all.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    answer.end = at;
+  }
+  reportEmbedderCalls(); // before the answers, so that a scrape after them sees the calls
+  port.postMessage({ type: 'answers', batch, bodies: all } satisfies FromSearchThread, [all.buffer]);
 }
 
 async function answer(engine: Engine, id: number, request: SearchRequest): Promise<void> {
   try {
-    const body = await engine.answer(request);
-    // transferred, not copied, when the body has its memory to itself (a small Buffer shares Node's pool)
-    const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
-    queueAnswer({ id, body: own }, own.buffer as ArrayBuffer);
+    queueAnswer({ id, end: 0 }, await engine.answerChunks(request));
   } catch (error) {
     queueAnswer({ id, ...toWireError(error) });
   }

@@ -3,8 +3,8 @@
  * oldest entries first. The keyword reader keeps decoded posting lists and word records in two of
  * them: counted alone, a few thousand lists of a large index could hold hundreds of MB.
  */
-export class BoundedCache<V> {
-  private readonly entries = new Map<string, { value: V; bytes: number }>();
+export class BoundedCache<V, K = string> {
+  private readonly entries = new Map<K, { value: V; bytes: number }>();
   private bytes = 0;
 
   constructor(
@@ -13,12 +13,12 @@ export class BoundedCache<V> {
   ) {}
 
   /** The value under `key`, left where it is in the eviction order. */
-  get(key: string): V | undefined {
+  get(key: K): V | undefined {
     return this.entries.get(key)?.value;
   }
 
   /** The value under `key`, moved to the newest end of the eviction order. */
-  use(key: string): V | undefined {
+  use(key: K): V | undefined {
     const known = this.entries.get(key);
     if (!known) return undefined;
     this.entries.delete(key);
@@ -27,7 +27,7 @@ export class BoundedCache<V> {
   }
 
   /** Keep `value` (holding `bytes`), dropping the oldest entries until both bounds hold. */
-  set(key: string, value: V, bytes: number): void {
+  set(key: K, value: V, bytes: number): void {
     while (this.entries.size > 0 && (this.entries.size >= this.maxEntries || this.bytes + bytes > this.maxBytes)) {
       const [oldest, entry] = this.entries.entries().next().value!;
       this.entries.delete(oldest);

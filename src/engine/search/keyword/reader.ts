@@ -28,6 +28,14 @@ const BITMAP_CACHE_BYTES = 16 * 2 ** 20;
 const RECORD_CACHE_SIZE = 2048;
 const RECORD_CACHE_BYTES = 16 * 2 ** 20;
 
+/**
+ * Stored entries (a document's words and positions, entry.ts) kept per index, as copies, for the
+ * documents ranked one by one (`keptDoc`). A movie's entry is a few hundred bytes: 4 MiB holds
+ * thousands, the documents of a workload's frequent queries.
+ */
+const ENTRY_CACHE_SIZE = 8192;
+const ENTRY_CACHE_BYTES = 4 * 2 ** 20;
+
 const bitmapBytes = (b: Bitmap): number => b.getSerializationSizeInBytes(false);
 
 export class KeywordReader {
@@ -39,6 +47,8 @@ export class KeywordReader {
   private readonly bitmaps = new BoundedCache<Bitmap>(BITMAP_CACHE_SIZE, BITMAP_CACHE_BYTES);
   /** Decoded word records (see `parts`), oldest first. */
   private readonly records = new BoundedCache<Map<number, Bitmap>>(RECORD_CACHE_SIZE, RECORD_CACHE_BYTES);
+  /** Copies of stored entries (see `keptDoc`), oldest first. */
+  private readonly entries = new BoundedCache<Uint8Array, number>(ENTRY_CACHE_SIZE, ENTRY_CACHE_BYTES);
 
   constructor(readonly store: IndexStore) {
     this.dbs = keywordDbs(store);
@@ -55,6 +65,7 @@ export class KeywordReader {
     this.lexiconRead = false;
     this.bitmaps.clear();
     this.records.clear();
+    this.entries.clear();
   }
 
   /** The typo dictionary (see lexicon.ts), loaded once per keyword generation. */
@@ -221,6 +232,26 @@ export class KeywordReader {
   rawDoc(docid: number): Buffer | undefined {
     const raw = this.dbs.docs.getBinaryFast(docid);
     return raw ? (valueBytes(raw) as Buffer) : undefined;
+  }
+
+  /**
+   * The stored entry bytes of `docid`, kept between searches until the keyword databases change:
+   * stable, shared (never mutate). For the documents of small buckets, which the position rules
+   * read one by one (the 23 candidates of `star wars`, three times each): an LMDB read per
+   * document and search, and a copy to keep it for the later rules, were a tenth of such a
+   * search. A large bucket's proximity pass reads each document once (`rawDoc`), uncached.
+   */
+  keptDoc(docid: number): Uint8Array | undefined {
+    this.refresh();
+    // `get`, not `use`: moving each hit to the newest end cost more than it saves, entries are evicted oldest first
+    const known = this.entries.get(docid);
+    if (known) return known;
+    const raw = this.rawDoc(docid);
+    if (!raw) return undefined;
+    // Buffer.from: small entries share Node's pool slabs instead of an ArrayBuffer each
+    const copy = Buffer.from(raw);
+    this.entries.set(docid, copy, copy.byteLength);
+    return copy;
   }
 
   /** See `entryExactness`; -1 for a document without searchable words. */

@@ -47,15 +47,6 @@ function giveTable(table: Int8Array): void {
 
 const MAX_FREE_TABLES = 16;
 
-/**
- * Byte arenas for the entries an analyzer keeps (see `MatchAnalyzer.raws`), kept between
- * searches: a copy of its own per entry (`new Uint8Array(raw)`, a new ArrayBuffer each) was the
- * largest single cost of ranking a small bucket, more than reading the entries' words.
- */
-const freeArenas: Uint8Array[] = [];
-const ARENA_BYTES = 64 * 1024;
-const MAX_FREE_ARENAS = 2;
-
 /** Cost of a term pair with no occurrences in a common field, and of any pair this far apart or more. */
 export const MAX_PAIR_COST = 7;
 
@@ -173,9 +164,6 @@ export class MatchAnalyzer {
       giveTable(table);
     }
     this.touched.length = 0;
-    // the views into it are dropped with the analyzer
-    if (this.arena && this.arena.length === ARENA_BYTES && freeArenas.length < MAX_FREE_ARENAS) freeArenas.push(this.arena);
-    this.arena = null;
     this.raws.clear();
   }
 
@@ -313,26 +301,11 @@ export class MatchAnalyzer {
   }
 
   /**
-   * Copies of the entries `compute` read, for `exactness`: the last rule reads the same documents
-   * again, and a second LMDB read per document cost 6% of a `star wars` search. Only documents of
-   * small buckets are computed; the bound is a safeguard.
+   * The entries `compute` read, for `exactness`: the last rule reads the same documents again,
+   * and a second LMDB read per document cost 6% of a `star wars` search. Only documents of small
+   * buckets are computed; the bound is a safeguard.
    */
   private readonly raws = new Map<number, Uint8Array>();
-  private arena: Uint8Array | null = null;
-  private arenaUsed = 0;
-
-  /** Keeps a copy of `raw` (lmdb reuses the buffer of a fast read; Buffer#slice would only be a view of it). */
-  private keepRaw(docid: number, raw: Uint8Array): void {
-    let arena = this.arena ?? freeArenas.pop() ?? new Uint8Array(ARENA_BYTES);
-    if (arena.length - this.arenaUsed < raw.length) {
-      // earlier views keep the full arena alive; a new one takes the rest
-      arena = new Uint8Array(Math.max(ARENA_BYTES, raw.length));
-      this.arenaUsed = 0;
-    }
-    this.arena = arena;
-    arena.set(raw, this.arenaUsed);
-    this.raws.set(docid, arena.subarray(this.arenaUsed, (this.arenaUsed += raw.length)));
-  }
 
   /** See `entryExactness`; -1 for a document without searchable words. */
   exactness(docid: number, wanted: readonly number[]): number {
@@ -343,9 +316,10 @@ export class MatchAnalyzer {
   /** Reads the stored entry in place: the ids of every word, the positions of the matching ones. */
   private compute(docid: number): DocMatches {
     const occurrences: TermOccurrences[] = this.terms.map(() => []);
-    const raw = this.reader.rawDoc(docid);
+    // kept between searches (KeywordReader.keptDoc): stable bytes, so `exactness` reads them too
+    const raw = this.reader.keptDoc(docid);
     if (!raw) return { occurrences };
-    if (this.raws.size < MAX_KEPT_ENTRIES) this.keepRaw(docid, raw);
+    if (this.raws.size < MAX_KEPT_ENTRIES) this.raws.set(docid, raw);
     const c = this.cursor;
     c.open(raw);
     const nTerms = this.terms.length;
