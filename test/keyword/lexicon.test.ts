@@ -60,10 +60,17 @@ function expectStoredMatchesRebuilt(t: TestIndex): void {
 
 describe('the stored lexicon', () => {
   let t: TestIndex;
+  // whatever this machine's memory (a limit below 4 GiB stores none, see the last test)
+  const setting = process.env.SEARCH_STORED_LEXICON;
   beforeAll(() => {
+    process.env.SEARCH_STORED_LEXICON = 'on';
     t = openTestIndex({ searchableAttributes: ['title', 'cast', 'genres', 'extract'] });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    if (setting === undefined) delete process.env.SEARCH_STORED_LEXICON;
+    else process.env.SEARCH_STORED_LEXICON = setting;
+    await t.close();
+  });
 
   it('is stored with each batch and holds what a rebuild gives; searches answer the same with or without it', async () => {
     const docs = movies();
@@ -139,8 +146,13 @@ describe('lexicon bytes', () => {
   });
 });
 
-it('is stored for a batch worth its build, dropped for a small batch on a large index', () => {
-  expect(worthStoring(40_000, 1)).toBe(true);
-  expect(worthStoring(100_000, 9_000)).toBe(true);
-  expect(worthStoring(500_000, 1_000)).toBe(false);
+it('is stored for a batch worth its build, dropped for a small batch on a large index or under a memory limit', () => {
+  const GiB = 2 ** 30;
+  expect(worthStoring(40_000, 1, 8 * GiB, undefined)).toBe(true);
+  expect(worthStoring(100_000, 9_000, 8 * GiB, undefined)).toBe(true);
+  expect(worthStoring(500_000, 1_000, 8 * GiB, undefined)).toBe(false);
+  // under a container's limit below 4 GiB the write side keeps its memory for the batch
+  expect(worthStoring(40_000, 1, 512 * 2 ** 20, undefined)).toBe(false);
+  expect(worthStoring(40_000, 1, 512 * 2 ** 20, 'on')).toBe(true);
+  expect(worthStoring(40_000, 1, 8 * GiB, 'off')).toBe(false);
 });

@@ -25,6 +25,8 @@ import { PackedWords, PackedWordsBuilder } from '../../text/packed-words.js';
 import { WordDictionary } from '../../text/typo.js';
 import { ID_BLOCK, type KeywordDbs } from './layout.js';
 import { Vocabulary } from './vocabulary.js';
+import { availableMemory } from '../../tasks/batch-budget.js';
+import { AMPLE_MEMORY } from '../../thread-heaps.js';
 
 /** kw-meta key of the stored lexicon. */
 export const LEXICON_KEY = 'lexicon';
@@ -77,10 +79,21 @@ export function buildDictionaryIds(dictionary: WordDictionary, vocabulary: Vocab
  * WORDS_PER_DOCUMENT words a document the build would add more than a tenth or so to the batch,
  * and a small batch on a large index (1,000 documents on 500,000 words) is left without one; its
  * readers build the structures themselves, as before lexicons. Small indexes always get one.
+ *
+ * None under a memory limit below AMPLE_MEMORY: a batch's transaction keeps its dirty pages in
+ * the write process's memory until the commit, and a 200k-document build in 512 MiB already held
+ * 440 MiB there; the lexicon's copies (its previous and next arrays, their encoding, its new
+ * pages: some 60-90 MB at 500,000 words) had the write process killed at the limit three times.
  */
-export function worthStoring(words: number, documents: number): boolean {
+export function worthStoring(words: number, documents: number, memory = availableMemory(), setting = process.env[STORED_LEXICON_ENV]): boolean {
+  const mode = setting?.trim().toLowerCase();
+  if (mode === 'off') return false;
+  if (mode !== 'on' && memory < AMPLE_MEMORY) return false;
   return words <= ALWAYS_WORDS || words <= documents * WORDS_PER_DOCUMENT;
 }
+
+/** `SEARCH_STORED_LEXICON`: `off` (never stored), `on` (whatever the memory), `auto` (the default: not under a limit below 4 GiB). */
+export const STORED_LEXICON_ENV = 'SEARCH_STORED_LEXICON';
 const ALWAYS_WORDS = 50_000;
 const WORDS_PER_DOCUMENT = 16;
 
