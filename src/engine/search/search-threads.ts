@@ -82,8 +82,7 @@ class SearchThread {
         if (message.type === 'ready') {
           this.isReady = true;
           resolve();
-        }
-        else if (message.type === 'answers') {
+        } else if (message.type === 'answers') {
           const { buffer, byteOffset } = message.bodies;
           let start = 0;
           for (const answer of message.batch) {
@@ -95,8 +94,7 @@ class SearchThread {
               start = answer.end;
             }
           }
-        }
-        else if (message.type === 'embedderCalls') addEmbedderCalls(message.counts);
+        } else if (message.type === 'embedderCalls') addEmbedderCalls(message.counts);
       });
       worker.on('error', reject);
       worker.on('exit', (code) => {
