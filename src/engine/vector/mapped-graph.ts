@@ -25,6 +25,7 @@ import { drainClosestFirst, highestNode, type Scored } from './graph.js';
 import type { CodeMetric } from './quantizer.js';
 import { BLOCK, SHIFT } from './segments.js';
 import { Kernels, QUERY_PTR } from './simd.js';
+import { indexOfSlot } from './sorted-slots.js';
 
 /** Blocks a scan copies into its WebAssembly buffer at a time (fixed: 16 * 256 rows). */
 const SCAN_BLOCKS = 16;
@@ -238,17 +239,8 @@ export class MappedGraph {
   }
 
   private upperAt(slot: number): number {
-    const s = this.upperSlots;
-    let lo = 0;
-    let hi = s.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const v = s[mid]!;
-      if (v === slot) return this.upperStart[mid]!;
-      if (v < slot) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    const i = indexOfSlot(this.upperSlots, slot);
+    return i < 0 ? -1 : this.upperStart[i]!;
   }
 
   private electEntry(): void {

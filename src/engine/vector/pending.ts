@@ -11,6 +11,8 @@
  * first change. A set of some thousands of slots made at every open was long-lived heap that V8
  * counts against its young generation's size (bench/README.md, the 500,000-vector process).
  */
+import { indexOfSlot } from './sorted-slots.js';
+
 export class PendingSlots {
   private live: Set<number> | null = new Set<number>();
   /** The slots, ascending, while `live` is null (as loaded). */
@@ -40,17 +42,7 @@ export class PendingSlots {
 
   has(slot: number): boolean {
     if (this.live) return this.live.has(slot);
-    const s = this.sorted;
-    let lo = 0;
-    let hi = s.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const v = s[mid]!;
-      if (v === slot) return true;
-      if (v < slot) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return false;
+    return indexOfSlot(this.sorted, slot) >= 0;
   }
 
   add(slot: number): void {

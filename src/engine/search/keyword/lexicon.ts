@@ -120,7 +120,7 @@ export function updateLexicon(store: IndexStore, dbs: KeywordDbs, documents: num
     return;
   }
   const commit = currentCommit(store);
-  const previous = readLexicon(dbs, commit) ?? readLexicon(dbs, commit - 1);
+  const previous = readLexicon(dbs, commit, commit - 1);
   if (previous) dbs.meta.putSync(LEXICON_KEY, encodeLexicon(changed(previous, changes), commit));
   else storeLexicon(store, dbs);
 }
@@ -173,11 +173,11 @@ export function dropLexicon(dbs: KeywordDbs): void {
   dbs.meta.removeSync(LEXICON_KEY);
 }
 
-/** The stored lexicon if it was built in `commit`, else null (see above). */
-export function readLexicon(dbs: KeywordDbs, commit: number): Lexicon | null {
+/** The stored lexicon if it was built in one of `commits`, else null (see above). */
+export function readLexicon(dbs: KeywordDbs, ...commits: number[]): Lexicon | null {
   const bytes = dbs.meta.get(LEXICON_KEY) as Uint8Array | undefined;
   if (!bytes || bytes.byteLength < HEADER_BYTES) return null;
-  return decodeLexicon(bytes, commit);
+  return decodeLexicon(bytes, ...commits);
 }
 
 type Part = Uint8Array | Uint16Array | Uint32Array | Int32Array;
@@ -211,10 +211,10 @@ export function encodeLexicon(lexicon: Lexicon, commit: number): Buffer {
   return out;
 }
 
-/** From stored bytes (copied once into memory of its own, aligned for the views); null when not of `commit` or not a lexicon. */
-export function decodeLexicon(stored: Uint8Array, commit: number): Lexicon | null {
+/** From stored bytes (copied once into memory of its own, aligned for the views); null when of none of `commits` or not a lexicon. */
+export function decodeLexicon(stored: Uint8Array, ...commits: number[]): Lexicon | null {
   const header = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-  if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== VERSION || header.readDoubleLE(8) !== commit) return null;
+  if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== VERSION || !commits.includes(header.readDoubleLE(8))) return null;
   const count = header.readUInt32LE(16);
   if (count !== 8) return null;
   const own = new ArrayBuffer(stored.byteLength);
