@@ -161,13 +161,14 @@ const TICKS_PER_SECOND = 100;
  * system, and children's user and system from /proc/<pid>/stat), so that the figure counts a
  * write side run as a child process.
  */
-function treeCpuSeconds() {
+/** CPU seconds of this process and its descendants; `system` counts the kernel's part alone (page faults, reclaim, I/O). */
+function treeCpuSeconds(system = false) {
   let ticks = 0;
   for (const member of processTree(process.pid)) {
     try {
       const fields = readFileSync(`/proc/${member}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
       // after the command: state is field 3, utime..cstime are fields 14..17
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      ticks += system ? Number(fields[12]) + Number(fields[14]) : Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {
       // exited meanwhile: its ticks reach its parent's children's times once reaped
     }
@@ -306,12 +307,14 @@ async function keywordChild(payloadDir, dbPath) {
   const engine = await openEngine(dbPath);
   await waitAll(engine, [await engine.updateSettings('docs', { searchableAttributes: FIELDS })]);
   const cpu0 = treeCpuSeconds();
+  const sys0 = treeCpuSeconds(true);
   const t0 = performance.now();
   const tasks = [];
   for (const file of readdirSync(payloadDir).filter((n) => n.endsWith('.ndjson')).sort()) tasks.push(await engine.addDocuments('docs', { format: 'ndjson', data: readFileSync(join(payloadDir, file)) }, { primaryKey: 'id' }));
   const done = await waitAll(engine, tasks);
   const seconds = (performance.now() - t0) / 1000;
   const cpuSeconds = treeCpuSeconds() - cpu0;
+  const sysSeconds = treeCpuSeconds(true) - sys0;
   const anonAfterBuild = ownAnon();
   // what stays once the engine has let the build's memory go (the write thread ends after 1 s idle under a limit)
   await sleep(SETTLE_MS);
@@ -326,7 +329,7 @@ async function keywordChild(payloadDir, dbPath) {
   const docs = engine.indexStats('docs').numberOfDocuments;
   if (process.env.BENCH_SEARCH === '0') {
     await engine.close();
-    return { docs, docsPerSec: docs / seconds, cpuSeconds, batches: new Set(done.map((t) => t.batchUid)).size, keyword: {}, asTyped: { worst: [] }, anonAfterBuild, anonSettled };
+    return { docs, docsPerSec: docs / seconds, cpuSeconds, sysSeconds, batches: new Set(done.map((t) => t.batchUid)).size, keyword: {}, asTyped: { worst: [] }, anonAfterBuild, anonSettled };
   }
   const search = (q) => engine.search('docs', { q, limit: 20 });
   for (const q of queries.slice(0, 20)) await search(q);
@@ -335,7 +338,7 @@ async function keywordChild(payloadDir, dbPath) {
   const anonAfterSearches = ownAnon();
   if (process.env.BENCH_SMAPS === '1') process.stderr.write(`after the searches: ${anonymousMappings()}\n`);
   await engine.close();
-  return { docs, docsPerSec: docs / seconds, cpuSeconds, batches: new Set(done.map((t) => t.batchUid)).size, keyword, asTyped, anonAfterBuild, anonSettled, anonAfterSearches };
+  return { docs, docsPerSec: docs / seconds, cpuSeconds, sysSeconds, batches: new Set(done.map((t) => t.batchUid)).size, keyword, asTyped, anonAfterBuild, anonSettled, anonAfterSearches };
 }
 
 function glove() {
@@ -438,7 +441,7 @@ async function keywordPart(system, configs) {
           const r = await inGroup(system, limit, 'keyword', [dir, db], variant.env);
           rmSync(db, { recursive: true, force: true });
           if (r.failed) log(`K: ${label}: FAILED ${r.failed}; ${memoryLine(r)}`);
-          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, ${SETTLE_MS / 1000} s later ${mib(r.anonSettled)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
+          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s, of which the kernel's ${f(r.sysSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, ${SETTLE_MS / 1000} s later ${mib(r.anonSettled)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
           const key = `${variant.name}|${limit === null ? 'free' : 'limited'}`;
           results.set(key, [...(results.get(key) ?? []), r]);
         }

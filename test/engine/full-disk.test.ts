@@ -7,13 +7,15 @@
  * (the error mapping and the free-space check) runs.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import { SearchError, toSearchError } from '../../src/engine/errors.js';
 import { ensureSpaceFor, RESERVE_BYTES } from '../../src/engine/store/disk-space.js';
+import { INITIAL_MAP_BYTES } from '../../src/engine/index/store.js';
+import { disableWritableMap, enableWritableMap, expectSmallWrites, expectWrites, SpaceReservation } from '../../src/engine/index/writable-map.js';
 
 const MiB = 1024 * 1024;
 const root = mkdtempSync(join(tmpdir(), 'search-full-disk-'));
@@ -180,6 +182,81 @@ describe.runIf(mounted)('on a 48 MiB tmpfs', () => {
     closeSync(openSync(orphan, 'w'));
     await open();
     expect(existsSync(orphan)).toBe(false);
+  });
+});
+
+/**
+ * A write side in a process of its own writes through a writable memory map, with the space a
+ * batch may write into allocated on disk before its transaction (src/engine/index/writable-map.ts).
+ */
+describe.runIf(mounted)('on a 48 MiB tmpfs, with a write process and its writable map', () => {
+  beforeAll(() => {
+    process.env.SEARCH_WRITE_PROCESS = 'on';
+  });
+  afterAll(() => {
+    delete process.env.SEARCH_WRITE_PROCESS;
+  });
+
+  /** The data file of the index: LMDB sizes it to the map (sparse) only with the writable map. */
+  function dataFileSize(): number {
+    const dir = join(dbPath, 'indexes');
+    return statSync(join(dir, readdirSync(dir)[0]!, 'data.mdb')).size;
+  }
+
+  test('a disk filled to the last byte during a commit: the space set aside for the batch carries it; the database reopens whole', async () => {
+    const marker = join(root, 'in-commit-mapped');
+    process.env.SEARCH_TEST_HOLD_WRITE_MS = '1500';
+    process.env.SEARCH_TEST_HOLD_WRITE_MARKER = marker;
+    try {
+      let engine = await open();
+      await seed(engine);
+      expect(dataFileSize()).toBeGreaterThanOrEqual(INITIAL_MAP_BYTES);
+      rmSync(marker, { force: true });
+      const task = await engine.addDocuments('movies', payload(movies(3000, 1000, 80)));
+      while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+      fillDisk(0);
+      const done = await engine.waitForTask(task.taskUid, { timeoutMs: 30_000 });
+      expect(done.status).toBe('succeeded');
+      expect(await hits(engine)).toBe(3050);
+      await engine.close();
+      engines.length = 0;
+      rmSync(filler);
+      engine = await open();
+      expect(await hits(engine)).toBe(3050);
+      expect((await engine.search('movies', { q: 'movie 3999' })).hits[0]).toMatchObject({ id: 3999 });
+    } finally {
+      delete process.env.SEARCH_TEST_HOLD_WRITE_MS;
+      delete process.env.SEARCH_TEST_HOLD_WRITE_MARKER;
+    }
+  }, 60_000);
+
+  test('the space a batch sets aside is allocated before its transaction; a disk that cannot hold it refuses with no_space_left_on_device', () => {
+    expect(enableWritableMap(mnt, 'off')).toBe(false);
+    expect(enableWritableMap(mnt)).toBe(true);
+    disableWritableMap();
+    const file = join(mnt, 'reserved.mdb');
+    closeSync(openSync(file, 'w'));
+    try {
+      expectWrites(8 * MiB);
+      new SpaceReservation(file).ensure(4096);
+      // allocated on disk, the file's size kept (LMDB sizes it)
+      expect(statSync(file).blocks * 512).toBeGreaterThanOrEqual(8 * MiB);
+      expect(statSync(file).size).toBe(0);
+      fillDisk(RESERVE_BYTES);
+      expectWrites(2 * RESERVE_BYTES);
+      let error: unknown;
+      try {
+        new SpaceReservation(file).ensure(16 * MiB);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(SearchError);
+      expect((error as SearchError).code).toBe('no_space_left_on_device');
+      expect((error as SearchError).message).toMatch(/could not set aside 32\.0 MiB on disk/);
+    } finally {
+      expectSmallWrites();
+      rmSync(file, { force: true });
+    }
   });
 });
 

@@ -13,15 +13,18 @@
  * environment through `openDB`, so that one write transaction covers all of them.
  *
  * The environment writes its pages with `pwrite`, not through a writable memory map
- * (MDB_WRITEMAP). With the writable map, a data file sized to the map is sparse, and the first
- * write into a hole of it on a full filesystem raises SIGBUS: the process died in the middle of a
- * batch, and again at each restart, as the interrupted batch ran again. Without it a full disk
- * fails the commit with an error, the transaction aborts whole, and the task fails with
- * `no_space_left_on_device` (see store/disk-space.ts). The cost: a batch's dirty pages are private
- * copies until it commits (migrating 200k vectors in 30k-document batches, the writable map saved
- * 150-250 MB of them); batches are bounded by `--max-indexing-memory`. Indexing the 36,273
- * movies in 10,000-document payloads, pwrite ran at 0.93-0.94x the docs/s of the writable map
- * with the same peak anonymous memory (476-482 vs 461-488 MiB; same run, load 17 on 2 cores).
+ * (MDB_WRITEMAP), except in a write side that is a process of its own (writable-map.ts). With the
+ * writable map, a data file sized to the map is sparse, and the first write into a hole of it on a
+ * full filesystem raises SIGBUS: in the serving process that would take the server down in the
+ * middle of a batch. With pwrite a full disk fails the commit with an error, the transaction
+ * aborts whole, and the task fails with `no_space_left_on_device` (see store/disk-space.ts). The
+ * cost: a batch's dirty pages are private copies until it commits (migrating 200k vectors in
+ * 30k-document batches, the writable map saved 150-250 MB of them); batches are bounded by
+ * `--max-indexing-memory`. Indexing the 36,273 movies in 10,000-document payloads, pwrite ran at
+ * 0.93-0.94x the docs/s of the writable map with the same peak anonymous memory (476-482 vs
+ * 461-488 MiB; same run, load 17 on 2 cores). Under a memory limit the private copies cost far
+ * more (writable-map.ts), which is why the write process uses the map, with the space it writes
+ * into allocated on disk before each transaction.
  *
  * The map starts at INITIAL_MAP_BYTES rather than lmdb's 128 KiB: lmdb grows a full map by
  * mapping the file again and keeps every earlier mapping (buffers handed out may point into
@@ -32,6 +35,7 @@
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
 import { readAhead } from './read-ahead.js';
+import { SpaceReservation, writableMap } from './writable-map.js';
 import roaring from 'roaring';
 import type { Settings } from '../settings/types.js';
 import { defaultSettings } from '../settings/types.js';
@@ -108,10 +112,13 @@ const OPEN_ATTEMPTS = 3;
 const OPEN_RETRY_MS = 20;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-/** How every index environment is opened (the compacted copy of one too, see compaction.ts). */
-export function openIndexEnvironment(path: string): RootDatabase {
+/**
+ * How every index environment is opened (the compacted copy of one too, see compaction.ts);
+ * `useWritemap` only where the space written into is reserved first (see IndexStore.write).
+ */
+export function openIndexEnvironment(path: string, useWritemap = false): RootDatabase {
   // lmdb-js reads `noReadAhead` (MDB_NORDAHEAD) but its typings omit it
-  const options: RootDatabaseOptionsWithPath & { noReadAhead: boolean } = { path, maxDbs: 64, compression: false, useWritemap: false, mapSize: INITIAL_MAP_BYTES, noReadAhead: !readAhead() };
+  const options: RootDatabaseOptionsWithPath & { noReadAhead: boolean } = { path, maxDbs: 64, compression: false, useWritemap, mapSize: INITIAL_MAP_BYTES, noReadAhead: !readAhead() };
   for (let attempt = 1; ; attempt++) {
     try {
       return open(options);
@@ -136,7 +143,8 @@ export class IndexStore {
   private docidsCache: Bitmap | null = null;
 
   constructor(readonly path: string) {
-    this.env = openIndexEnvironment(path);
+    const mapped = writableMap();
+    this.env = openIndexEnvironment(path, mapped);
     this.main = this.env.openDB({ name: 'main', encoding: 'msgpack' });
     this.documents = this.env.openDB({
       name: 'documents',
@@ -146,7 +154,11 @@ export class IndexStore {
     this.externalIds = this.env.openDB({ name: 'external-ids', encoding: 'msgpack' });
     this.databases.set('main', this.main).set('documents', this.documents).set('external-ids', this.externalIds);
     this.dataFile = join(path, 'data.mdb');
+    this.reservation = mapped ? new SpaceReservation(this.dataFile) : null;
   }
+
+  /** With the writable map: the disk space reserved past the data for the next transactions. */
+  private readonly reservation: SpaceReservation | null;
 
   /** The LMDB data file of this index (its size on disk, for the stats). */
   readonly dataFile: string;
@@ -203,6 +215,10 @@ export class IndexStore {
    */
   write<T>(fn: () => T): T {
     let commit = this.seenCommit;
+    if (this.reservation) {
+      const stats = this.env.getStats() as { lastPageNumber?: number; pageSize?: number };
+      this.reservation.ensure(((stats.lastPageNumber ?? 0) + 1) * (stats.pageSize ?? 4096));
+    }
     try {
       const result = this.env.transactionSync(() => {
         commit = ((this.main.get(COMMIT_KEY) as number | undefined) ?? 0) + 1;

@@ -1,11 +1,12 @@
 /**
- * Running out of disk is an error, never a crash. The index environments write through `pwrite`
- * (no writable memory map: a write into a sparse mapped page of a full filesystem raises SIGBUS
- * and kills the process), so a full disk fails the commit, which aborts whole. On top of that the
- * engine checks free space before it writes: a batch or an upload that would eat into
- * RESERVE_BYTES is refused with `no_space_left_on_device` before anything is written, which keeps
- * the reserve for the task queue itself (marking the refused tasks failed, registering deletions
- * that free space).
+ * Running out of disk is an error, never a crash. The serving process's index environments write
+ * through `pwrite` (no writable memory map: a write into a sparse mapped page of a full filesystem
+ * raises SIGBUS and kills the process), so a full disk fails the commit, which aborts whole; a
+ * write side in a process of its own uses the writable map with the space its batch writes into
+ * allocated first (index/writable-map.ts). On top of that the engine checks free space before it
+ * writes: a batch or an upload that would eat into RESERVE_BYTES is refused with
+ * `no_space_left_on_device` before anything is written, which keeps the reserve for the task
+ * queue itself (marking the refused tasks failed, registering deletions that free space).
  */
 import { statfsSync } from 'node:fs';
 import { SearchError } from '../errors.js';

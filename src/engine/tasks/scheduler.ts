@@ -13,6 +13,7 @@ import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
 import { asSpaceError, ensureSpaceFor, INDEX_BYTES_PER_PAYLOAD_BYTE } from '../store/disk-space.js';
+import { expectSmallWrites, expectWrites } from '../index/writable-map.js';
 import type { IndexRegistry } from '../index/registry.js';
 import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
 import { planNextBatch, type BatchKind, type PlannedBatch } from './autobatcher.js';
@@ -278,6 +279,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
     try {
       if (planned.failWith) throw planned.failWith;
       this.checkSpace(planned);
+      expectWrites(this.expectedWrites(planned));
       outcomes = await this.processors[planned.kind](ctx);
     } catch (caught) {
       const error = this.options.dataPath ? asSpaceError(caught, this.options.dataPath) : caught;
@@ -290,6 +292,8 @@ export class Scheduler extends EventEmitter implements WriteSide {
       const searchError = toSearchError(error);
       this.options.log('error', `batch ${batchUid} failed: ${searchError.message}`);
       outcomes = processing.map((task) => ({ uid: task.uid, status: 'failed', details: failedDetails(task), error: searchError }));
+    } finally {
+      expectSmallWrites();
     }
     trace.processingDone();
     await this.recordOutcomes(() => this.finish(batchUid, processing, outcomes, startedAt, planned.reason, trace));
@@ -319,12 +323,30 @@ export class Scheduler extends EventEmitter implements WriteSide {
   private checkSpace(planned: PlannedBatch): void {
     const dataPath = this.options.dataPath;
     if (!dataPath || (planned.kind !== 'documents' && planned.kind !== 'settings')) return;
+    const payload = this.batchPayload(planned);
+    if (planned.kind === 'documents' && payload === 0) return; // deletions only: they free space
+    ensureSpaceFor(dataPath, payload * INDEX_BYTES_PER_PAYLOAD_BYTE, 'this batch');
+  }
+
+  /** Bytes of document payload the batch's tasks carry. */
+  private batchPayload(planned: PlannedBatch): number {
     let payload = 0;
     for (const task of planned.tasks) {
       if (task.payload.kind === 'documents') payload += payloadSize(task, this.options.updateFilePath);
     }
-    if (planned.kind === 'documents' && payload === 0) return; // deletions only: they free space
-    ensureSpaceFor(dataPath, payload * INDEX_BYTES_PER_PAYLOAD_BYTE, 'this batch');
+    return payload;
+  }
+
+  /**
+   * Bytes a batch may write past its index's data (the space reserved ahead with the writable
+   * map, index/writable-map.ts): its payload's estimate, or for a settings change, which may
+   * rebuild the index, the index's size.
+   */
+  private expectedWrites(planned: PlannedBatch): number {
+    const uid = planned.tasks[0]?.indexUid;
+    if (planned.kind === 'documents') return this.batchPayload(planned) * INDEX_BYTES_PER_PAYLOAD_BYTE;
+    if (planned.kind === 'settings' && uid && this.options.registry.exists(uid)) return this.options.registry.get(uid).store.usedBytes();
+    return 0;
   }
 
   /** An aborted batch changed nothing: its tasks go back to the queue, where a cancelation finds them. */

@@ -13,6 +13,7 @@ import { setSink } from '../logs/logger.js';
 import { LogTargets } from '../logs/targets.js';
 import { collectAfterWork } from '../thread-heaps.js';
 import { lowerThisProcess, lowerThisThread } from '../indexing-priority.js';
+import { enableWritableMap } from '../index/writable-map.js';
 import { isMainThread } from 'node:worker_threads';
 import { parentChannel } from './parent-channel.js';
 import type { FromWriteThread, ToWriteThread } from './write-thread.js';
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
   // searches first (see indexing-priority.ts); a child process answers none, so all of it
   if (isMainThread) lowerThisProcess();
   else lowerThisThread();
+  // a fault in a writable map ends this process only when it is one of its own (see writable-map.ts)
+  if (isMainThread) enableWritableMap(data.dbPath);
   reportEmbedderCallsToParent();
   setOutboundPolicy(AddressPolicy.parse(data.outboundPolicy));
   forwardLogs(data.logFilters);
