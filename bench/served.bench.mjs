@@ -47,6 +47,7 @@
  *   BENCH_SERVE_ARGS="--search-threads 0" node bench/served.bench.mjs   extra flags for the servers
  *   BENCH_SERVED=T BENCH_TYPED_MINISEARCH=0 node bench/served.bench.mjs   T without its MiniSearch peer (minutes)
  *   BENCH_SERVED=A BENCH_PROBE_TIMELINE=/tmp/tl node bench/served.bench.mjs   A's probes and batches as JSON in /tmp/tl
+ *   BENCH_SERVED=C BENCH_SERVER_ENV=SEARCH_RESULT_CACHE=off node bench/served.bench.mjs   C with the answer cache off (every search computed)
  *   node bench/run.js served
  */
 import { spawn } from 'node:child_process';
@@ -140,13 +141,21 @@ async function stopChild(child) {
 }
 
 /** `node bin/run.js serve` on a fresh database in a temporary directory; resolves once /health answers. */
+/** BENCH_SERVER_ENV=NAME=VALUE,...: settings given to the server on purpose (e.g. SEARCH_RESULT_CACHE=off). */
+const SERVER_ENV = Object.fromEntries(
+  (process.env.BENCH_SERVER_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+
 async function startServer(label) {
   const dir = tempDir('bench-served-');
   const port = await freePort();
   const logFile = join(dir, 'server.log');
   const out = openSync(logFile, 'w');
   // configuration from the environment or a config.toml would change what is measured
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SEARCH|MEILI)_/.test(k)));
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(SEARCH|MEILI)_/.test(k))), ...SERVER_ENV };
   const child = spawn(process.execPath, [BIN, 'serve', '--db-path', join(dir, 'data.ms'), '--http-addr', `127.0.0.1:${port}`, ...SERVE_ARGS], { cwd: dir, env, stdio: ['ignore', out, out] });
   closeSync(out);
   children.add(child);

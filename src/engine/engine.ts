@@ -6,7 +6,8 @@
  */
 import { preciseNow } from './wire/timestamp.js';
 import { addQueueWait, sharedClock } from './search/performance.js';
-import { responseChunks } from './search/hit-bytes.js';
+import { afterHits, responseChunks } from './search/hit-bytes.js';
+import { requestKey, ResultCache, resultCacheEnabled } from './search/result-cache.js';
 import { hydrateHits, type ForeignIndexes } from './search/foreign-keys.js';
 import { renderTemplate, type RenderTemplateResponse } from './embedders/render-template.js';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +29,7 @@ import {
   type RuleUpdate,
 } from './search-rules/rules.js';
 import { ruleWords } from './search-rules/words.js';
-import type { RuleResolver } from './search/search.js';
+import { DEFAULT_SEARCH_CUTOFF_MS, type RuleResolver } from './search/search.js';
 import { checkSettingsFeatures, FeatureStore, TASK_DOCUMENTS_ACTION, TASK_QUEUE_COMPACTION_ACTION, type ExperimentalFeatures } from './experimental-features.js';
 import { filterBranches, type FilterBranches } from './search-rules/filter-condition.js';
 import { applyPendingTaskQueueCompaction, compactTaskQueue, type TaskQueueCompaction } from './tasks/queue-compaction.js';
@@ -1017,9 +1018,46 @@ export class Engine {
 
   private async answerHere(request: SearchRequest): Promise<Buffer[]> {
     const started = sharedClock();
+    const cacheable = this.cacheable(request);
+    const kept = cacheable && this.results.get(cacheable.key, cacheable.commit);
+    if (kept) return [...kept.hits, afterHits({ ...kept.rest, processingTimeMs: Math.round(sharedClock() - started) })];
     const response = await this.read(request);
     if (request.queuedAt !== undefined) addQueueWait(response, started - request.queuedAt);
-    return responseChunks(response);
+    const chunks = responseChunks(response);
+    if (cacheable) this.keepAnswer(cacheable, response as { hits: unknown; processingTimeMs: number }, chunks);
+    return chunks;
+  }
+
+  /** Recent answers (search/result-cache.ts). */
+  private readonly results = new ResultCache();
+
+  /** What the answer cache holds, and how many answers it gave (this engine's: each search thread has its own). */
+  resultCacheStats(): { entries: number; bytes: number; hits: number } {
+    return { entries: this.results.size, bytes: this.results.heldBytes, hits: this.results.hits };
+  }
+
+  /** Where the answer to `request` may be kept and found again: its key and the index's commit. */
+  private cacheable(request: SearchRequest): { key: string; commit: number; index: Index } | undefined {
+    if (!this.cachesResults) return undefined;
+    let key = requestKey(request);
+    if (key === undefined || request.kind !== 'search' || !this.indexes.exists(request.uid)) return undefined;
+    const index = this.indexes.get(request.uid);
+    if (index.settings.foreignKeys.length > 0 || this.searchRulesApply()) return undefined;
+    // the one experimental feature a search reads: it decides whether a filter is refused
+    if ((request.body as { filter?: unknown }).filter !== undefined && this.features.enabled('containsFilter')) key += '\u0000contains';
+    return { key, commit: index.store.commit, index };
+  }
+
+  private readonly cachesResults = resultCacheEnabled();
+
+  /** Keep a computed answer, unless it took long enough to have been cut short by the index's `searchCutoffMs`. */
+  private keepAnswer(at: { key: string; commit: number; index: Index }, response: { hits: unknown; processingTimeMs: number }, chunks: Buffer[]): void {
+    if (chunks.length < 2 || response.processingTimeMs * 2 >= (at.index.settings.searchCutoffMs ?? DEFAULT_SEARCH_CUTOFF_MS)) return;
+    const { hits: _, ...rest } = response;
+    const hits = chunks.slice(0, -1);
+    let bytes = 0;
+    for (const chunk of chunks) bytes += chunk.byteLength;
+    this.results.set(at.key, { commit: at.commit, hits, rest, bytes });
   }
 
   private async read(request: SearchRequest): Promise<unknown> {
@@ -1093,8 +1131,13 @@ export class Engine {
    * asked first: it is one cursor step, where the flags are two records decoded and merged (4% of
    * a `star wars` search's CPU when asked first).
    */
+  /** Whether dynamic search rules may change searches (any stored, and the feature on). */
+  private searchRulesApply(): boolean {
+    return !this.searchRules.isEmpty() && this.features.enabled('dynamicSearchRules');
+  }
+
   private ruleResolver(): RuleResolver | undefined {
-    if (this.searchRules.isEmpty() || !this.features.enabled('dynamicSearchRules')) return undefined;
+    if (!this.searchRulesApply()) return undefined;
     const rules = this.searchRules.all();
     const now = Date.now();
     return (index, q, filter) => {

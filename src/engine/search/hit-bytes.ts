@@ -151,7 +151,12 @@ export function responseChunks(response: unknown): Buffer[] {
     if (i > 0) chunks.push(COMMA);
     hitChunks(hit, chunks);
   });
-  const tail = JSON.stringify(rest);
-  chunks.push(Buffer.from(tail === '{}' ? ']}' : `],${tail.slice(1)}`));
+  chunks.push(afterHits(rest));
   return chunks;
+}
+
+/** The last piece of `responseChunks`: the hits' closing bracket and the response's other fields. */
+export function afterHits(rest: Record<string, unknown>): Buffer {
+  const tail = JSON.stringify(rest);
+  return Buffer.from(tail === '{}' ? ']}' : `],${tail.slice(1)}`);
 }

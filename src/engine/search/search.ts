@@ -69,6 +69,9 @@ export interface KeywordResult {
 /** What dynamic search rules do to a search of `index` with this query and filter (see search-rules/). */
 export type RuleResolver = (index: Index, q: string, filter: unknown) => RuleEffects | null;
 
+/** How long a search ranks before it answers with what it has, when the index sets no `searchCutoffMs`. */
+export const DEFAULT_SEARCH_CUTOFF_MS = 1500;
+
 export interface SearchOptions {
   /** Dynamic search rules (see search-rules/apply.ts). */
   rules?: RuleResolver;
@@ -224,7 +227,7 @@ export function keywordSearch(
     fids,
     termWords: enumerableWords(terms, reader),
   };
-  const cutoff = settings.searchCutoffMs ?? 1500;
+  const cutoff = settings.searchCutoffMs ?? DEFAULT_SEARCH_CUTOFF_MS;
   let sorted: ReturnType<typeof bucketSort>;
   try {
     sorted = trace.stage('keyword ranking', () =>
