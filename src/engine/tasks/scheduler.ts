@@ -338,15 +338,24 @@ export class Scheduler extends EventEmitter implements WriteSide {
   }
 
   /**
-   * Bytes a batch may write past its index's data (the space reserved ahead with the writable
-   * map, index/writable-map.ts): its payload's estimate, or for a settings change, which may
-   * rebuild the index, the index's size.
+   * Bytes a batch may write past an index's data (the space reserved ahead with the writable
+   * map, index/writable-map.ts): its payload's estimate; what may rewrite a whole index (a
+   * settings change, an edition by function) that index's size. An upgrade's steps get the
+   * allowance of small transactions: opening the indexes to size them is the upgrade's own work,
+   * and its journal rolls back a step that dies.
    */
   private expectedWrites(planned: PlannedBatch): number {
+    const registry = this.options.registry;
+    const size = (uid: string | null | undefined) => (uid && registry.exists(uid) ? registry.get(uid).store.usedBytes() : 0);
     const uid = planned.tasks[0]?.indexUid;
-    if (planned.kind === 'documents') return this.batchPayload(planned) * INDEX_BYTES_PER_PAYLOAD_BYTE;
-    if (planned.kind === 'settings' && uid && this.options.registry.exists(uid)) return this.options.registry.get(uid).store.usedBytes();
-    return 0;
+    switch (planned.kind) {
+      case 'documents':
+        return this.batchPayload(planned) * INDEX_BYTES_PER_PAYLOAD_BYTE + (planned.tasks.some((task) => task.type === 'documentEdition') ? size(uid) : 0);
+      case 'settings':
+        return size(uid);
+      default:
+        return 0;
+    }
   }
 
   /** An aborted batch changed nothing: its tasks go back to the queue, where a cancelation finds them. */
