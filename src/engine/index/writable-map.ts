@@ -53,7 +53,7 @@ export function enableWritableMap(dir: string, setting = process.env[WRITABLE_MA
   return enabled;
 }
 
-/** Tests and the write thread: back to pwrite for environments opened from now on. */
+/** Back to pwrite for environments opened from now on (tests). */
 export function disableWritableMap(): void {
   enabled = false;
 }

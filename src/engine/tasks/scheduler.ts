@@ -13,7 +13,7 @@ import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { SearchError, toSearchError } from '../errors.js';
 import { asSpaceError, ensureSpaceFor, INDEX_BYTES_PER_PAYLOAD_BYTE } from '../store/disk-space.js';
-import { expectSmallWrites, expectWrites } from '../index/writable-map.js';
+import { expectSmallWrites, expectWrites, writableMap } from '../index/writable-map.js';
 import type { IndexRegistry } from '../index/registry.js';
 import type { Batch, Task, TaskStatus, TaskType } from '../types.js';
 import { planNextBatch, type BatchKind, type PlannedBatch } from './autobatcher.js';
@@ -279,7 +279,7 @@ export class Scheduler extends EventEmitter implements WriteSide {
     try {
       if (planned.failWith) throw planned.failWith;
       this.checkSpace(planned);
-      expectWrites(this.expectedWrites(planned));
+      if (writableMap()) expectWrites(this.expectedWrites(planned));
       outcomes = await this.processors[planned.kind](ctx);
     } catch (caught) {
       const error = this.options.dataPath ? asSpaceError(caught, this.options.dataPath) : caught;
