@@ -326,7 +326,7 @@ export class Engine {
         for (const body of index.warm()) {
           if (this.closed) return [];
           // the answer path (serialized, as HTTP asks) compiles what a first request runs
-          await this.answer({ kind: 'search', uid, body });
+          await this.warmSearch(uid, body);
         }
         keyword.push(uid);
       } catch (error) {
@@ -367,7 +367,7 @@ export class Engine {
           await turn();
           if (this.closed || (from > 0 && performance.now() - started > WARM_KEYWORD_BUDGET_MS)) return;
           try {
-            await this.answer({ kind: 'search', uid, body });
+            await this.warmSearch(uid, body);
           } catch (error) {
             this.log('debug', `warming index \`${uid}\`: ${(error as Error).message}`);
             break;
@@ -448,7 +448,7 @@ export class Engine {
           if (!full) this.warmedAt.delete(index);
           return;
         }
-        await this.answer({ kind: 'search', uid, body });
+        await this.warmSearch(uid, body);
       }
     } catch (error) {
       // a deleted or unreadable index fails its own searches with the reason
@@ -489,7 +489,7 @@ export class Engine {
           for (const body of bodies) {
             await this.whenIdle();
             if (this.closed || performance.now() - started > WARM_IDLE_DEADLINE_MS) return;
-            await this.answerHere({ kind: 'search', uid, body });
+            await this.answerHere({ kind: 'search', uid, body }, false);
           }
           return;
         }
@@ -1003,22 +1003,27 @@ export class Engine {
    * other (see hit-bytes.ts, `responseChunks`): a search thread copies them straight into the
    * buffer of its batch of answers instead of joining them first.
    */
-  async answerChunks(request: SearchRequest): Promise<Buffer[]> {
-    if (!this.tracksRequests) return this.answerHere(request);
+  async answerChunks(request: SearchRequest, cache = true): Promise<Buffer[]> {
+    if (!this.tracksRequests) return this.answerHere(request, cache);
     // a warm-up in idle time (`warmCodeOnce`) waits while requests come
     this.answering++;
     this.lastRequestAt = performance.now();
     try {
-      return await this.answerHere(request);
+      return await this.answerHere(request, cache);
     } finally {
       this.answering--;
       this.lastRequestAt = performance.now();
     }
   }
 
-  private async answerHere(request: SearchRequest): Promise<Buffer[]> {
+  /** A warm-up search, answered as a request is but never kept: nobody asked for it, and it would push out answers users did. */
+  private async warmSearch(uid: string, body: unknown): Promise<void> {
+    await this.answerChunks({ kind: 'search', uid, body }, false);
+  }
+
+  private async answerHere(request: SearchRequest, cache: boolean): Promise<Buffer[]> {
     const started = sharedClock();
-    const cacheable = this.cacheable(request);
+    const cacheable = cache ? this.cacheable(request) : undefined;
     const kept = cacheable && this.results.get(cacheable.key, cacheable.commit);
     if (kept) return [...kept.hits, afterHits({ ...kept.rest, processingTimeMs: Math.round(sharedClock() - started) })];
     const response = await this.read(request);

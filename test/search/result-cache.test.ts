@@ -4,7 +4,8 @@
  * changed (documents, settings), nor for what depends on more than the index and the body.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Engine } from '../../src/engine/engine.js';
+import { rmSync } from 'node:fs';
+import { Engine } from '../../src/engine/engine.js';
 import { MAX_ANSWER_BYTES, requestKey, ResultCache } from '../../src/engine/search/result-cache.js';
 import type { SearchRequest } from '../../src/engine/search/search-threads.js';
 import { tempEngine } from '../engine/helpers.js';
@@ -98,6 +99,24 @@ describe('a serving engine keeps its answers', () => {
     engine.updateExperimentalFeatures({ containsFilter: false });
     await expect(engine.answer(request)).rejects.toMatchObject({ code: 'feature_not_enabled' });
   });
+});
+
+test('warm-up searches are not kept: they would push out the answers users asked for', async () => {
+  const { engine: first, dbPath } = await tempEngine({ searchThreads: 0 });
+  const task = await first.addDocuments('movies', MOVIES, { primaryKey: 'id' });
+  expect((await first.waitForTask(task.taskUid)).status).toBe('succeeded');
+  await first.close();
+  // an engine that answers searches warms its indexes with searches when it opens (Engine.warm)
+  const reopened = await Engine.open({ dbPath, logLevel: 'off', searchThreads: 0, warm: true });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the keyword warm-ups run after `open`
+    expect(reopened.resultCacheStats().entries).toBe(0);
+    await reopened.answer(search({ q: 'star' }));
+    expect(reopened.resultCacheStats().entries).toBe(1);
+  } finally {
+    await reopened.close();
+    rmSync(dbPath, { recursive: true, force: true });
+  }
 });
 
 describe('ResultCache', () => {
