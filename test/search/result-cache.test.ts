@@ -57,7 +57,7 @@ describe('a serving engine keeps its answers', () => {
     expect((await answer(search({ q: 'star', limit: 1 }))).fromCache).toBe(false);
   });
 
-  test('a document added, updated or deleted is seen by the next identical search', async () => {
+  test('a document added or deleted is seen by the next identical search', async () => {
     const request = search({ q: 'wars' });
     await answer(request);
     expect((await answer(request)).fromCache).toBe(true);
