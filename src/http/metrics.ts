@@ -4,7 +4,8 @@
  * Everything is gathered where the serving thread can see it: requests through a fastify hook,
  * batches through the `batchFinished` events the write thread already sends, sizes and task
  * counts read from the stores at scrape time, embedder calls as counted by embedders/call-counts
- * (worker threads report theirs), webhook outcomes from the notifier. Names shared with the
+ * (worker threads report theirs), answers given from the answer cache (search threads report
+ * theirs, search/result-cache.ts), webhook outcomes from the notifier. Names shared with the
  * reference (`meilisearch_*`) keep their meaning, so existing dashboards work; what the
  * reference lacks is named `search_*`; prom-client's standard `process_*` and `nodejs_*` metrics
  * describe the serving process.
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { embedderCallTotals } from '../engine/embedders/call-counts.js';
+import { cacheHitTotal } from '../engine/search/result-cache.js';
 import type { Engine } from '../engine/engine.js';
 import type { BatchFinished } from '../engine/tasks/scheduler.js';
 import { TASK_STATUSES, TASK_TYPES, type GlobalStats, type Task, type TaskFilter } from '../engine/types.js';
@@ -95,6 +97,7 @@ export class ServerMetrics {
     this.storeGauges(registers);
     this.batchHistogram(registers);
     this.embedderCounters(registers);
+    this.resultCacheCounter(registers);
     this.webhookCounters(registers);
   }
 
@@ -231,6 +234,18 @@ export class ServerMetrics {
       });
     mirror('search_embedder_requests_total', 'Calls to embedders (one per batch of texts), by embedder source', (c) => c.calls);
     mirror('search_embedder_request_failures_total', 'Failed calls to embedders, by embedder source', (c) => c.failures);
+  }
+
+  private resultCacheCounter(registers: Registry[]): void {
+    new Counter({
+      name: 'search_result_cache_hits_total',
+      help: 'Searches answered from the answer cache (a repeated search on an unchanged index; see README "Repeated searches")',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(cacheHitTotal());
+      },
+    });
   }
 
   private webhookCounters(registers: Registry[]): void {

@@ -34,7 +34,8 @@ function parsePrometheus(text: string): { samples: Sample[]; types: Map<string, 
       continue;
     }
     if (line.startsWith('# HELP ')) continue;
-    const sample = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (-?[\d.e+-]+|NaN|\+Inf|-Inf)$/.exec(line);
+    // NaN in any case, as Prometheus reads it (prom-client writes `Nan` for a mean with no samples yet)
+    const sample = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (-?[\d.e+-]+|[Nn]a[Nn]|\+Inf|-Inf)$/.exec(line);
     if (!sample) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
     for (const [, key, value] of (sample[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
@@ -163,5 +164,24 @@ describe.each(['thread', 'process'] as const)('GET /metrics (write side: a %s)',
     // the serving process itself
     expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
+  });
+
+  it('counts the searches answered from the answer cache', async () => {
+    enabled = true;
+    const hits = async () => {
+      const { samples, types } = parsePrometheus((await h.request('GET', '/metrics', { key: MASTER })).text);
+      expect(types.get('search_result_cache_hits_total')).toBe('counter');
+      return valueOf(samples, 'search_result_cache_hits_total') ?? 0;
+    };
+    const before = await hits();
+    // the same search four times: each search thread computes it once at most, then answers from its cache
+    for (let i = 0; i < 4; i++) expect((await h.request('POST', '/indexes/books/search', { key: MASTER, json: { q: 'the cache' } })).status).toBe(200);
+    expect(await hits()).toBeGreaterThanOrEqual(before + 2);
+    // a write to the index: the next identical search is computed again
+    await wait(h.request('POST', '/indexes/books/documents', { key: MASTER, json: [{ id: 'cache-1', title: 'the cache' }] }));
+    const afterWrite = await hits();
+    const found = await h.request('POST', '/indexes/books/search', { key: MASTER, json: { q: 'the cache' } });
+    expect(found.body.hits.some((hit: { id: unknown }) => hit.id === 'cache-1')).toBe(true);
+    expect(await hits()).toBe(afterWrite);
   });
 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectErrorShape, startHarness, type Harness } from './harness.js';
 import { movies } from '../data.js';
+import { cacheHitTotal } from '../../src/engine/search/result-cache.js';
 
 const MOVIES: Array<Record<string, unknown>> = movies().slice(0, 1500);
 
@@ -127,6 +128,15 @@ describe('search threads', () => {
       expect(Object.keys(first!)).toEqual(['id', 'title', '_formatted', '_rankingScore']);
       expect(first!._formatted).toEqual({ id: '1', title: '<em>Quokka</em> Island Redux' });
     }
+  });
+
+  test('a repeated search is answered from the threads\' caches, which report their hits to the serving thread', async () => {
+    const before = cacheHitTotal();
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await threaded.request('POST', '/indexes/movies/search', { json: { q: 'cached river', limit: 3 } }));
+    for (const answer of answers) expect(withoutTime(answer.body)).toEqual(withoutTime(answers[0]!.body));
+    // each of the two threads computes it once at most
+    expect(cacheHitTotal()).toBeGreaterThanOrEqual(before + 2);
   });
 
   test('every commit of the write thread is seen by the next search', async () => {

@@ -29,6 +29,31 @@ export const MAX_ANSWER_BYTES = 512 * 1024;
 /** Body parameters whose answer depends on more than the index and the body. */
 const UNCACHEABLE_PARAMS = ['vector', 'hybrid', 'media', 'personalize', 'showPerformanceDetails'];
 
+/**
+ * Answers given from a cache in this thread, plus those search threads reported to it (for
+ * `/metrics`, as embedders/call-counts.ts does for embedder calls); `unreported` is what this
+ * thread has not yet posted to the serving thread.
+ */
+let totalHits = 0;
+let unreportedHits = 0;
+
+/** In a search thread: the answers given from its cache since the last call, to post with its answers. */
+export function takeUnreportedCacheHits(): number {
+  const taken = unreportedHits;
+  unreportedHits = 0;
+  return taken;
+}
+
+/** On the serving thread: hits a search thread reported. */
+export function addCacheHits(count: number): void {
+  totalHits += count;
+}
+
+/** Every answer given from a cache in this thread or reported to it. */
+export function cacheHitTotal(): number {
+  return totalHits;
+}
+
 export function resultCacheEnabled(setting = process.env[RESULT_CACHE_ENV]): boolean {
   return setting?.trim().toLowerCase() !== 'off';
 }
@@ -68,6 +93,8 @@ export class ResultCache {
     }
     this.entries.set(key, entry);
     this.hits++;
+    totalHits++;
+    unreportedHits++;
     return entry;
   }
 

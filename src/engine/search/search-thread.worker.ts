@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { takeUnreportedEmbedderCalls } from '../embedders/call-counts.js';
 import { Engine } from '../engine.js';
 import { toWireError } from '../errors.js';
+import { takeUnreportedCacheHits } from './result-cache.js';
 import { AddressPolicy, setOutboundPolicy } from '../net/address-policy.js';
 import type { FromSearchThread, SearchAnswer, SearchRequest, SearchThreadData, ToSearchThread } from './search-threads.js';
 
@@ -55,7 +56,7 @@ function postAnswers(): void {
     answer.end = at;
   }
   reportEmbedderCalls(); // before the answers, so that a scrape after them sees the calls
-  port.postMessage({ type: 'answers', batch, bodies: all } satisfies FromSearchThread, [all.buffer]);
+  port.postMessage({ type: 'answers', batch, bodies: all, cacheHits: takeUnreportedCacheHits() } satisfies FromSearchThread, [all.buffer]);
 }
 
 async function answer(engine: Engine, id: number, request: SearchRequest): Promise<void> {

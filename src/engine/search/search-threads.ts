@@ -19,6 +19,7 @@
  */
 import { SHARE_ENV, type Worker } from 'node:worker_threads';
 import { addEmbedderCalls, type EmbedderCallCounts } from '../embedders/call-counts.js';
+import { addCacheHits } from './result-cache.js';
 import { fromWireError, SearchError, type WireError } from '../errors.js';
 import { onOutboundPolicyChange, outboundPolicy } from '../net/address-policy.js';
 import { startWorker, workerScriptUrl } from '../worker-script.js';
@@ -52,9 +53,10 @@ export type FromSearchThread =
   | { type: 'ready' }
   /**
    * The answers of a batch: each response body as UTF-8 JSON, one after the other in `bodies`
-   * (transferred, not copied; an answer gives where its body ends), or the error.
+   * (transferred, not copied; an answer gives where its body ends), or the error; `cacheHits`:
+   * the answers the thread gave from its cache since its last post (result-cache.ts).
    */
-  | { type: 'answers'; batch: SearchAnswer[]; bodies: Uint8Array }
+  | { type: 'answers'; batch: SearchAnswer[]; bodies: Uint8Array; cacheHits: number }
   /** Query embeddings made since the last report, for /metrics (see embedders/call-counts.ts). */
   | { type: 'embedderCalls'; counts: EmbedderCallCounts }
   | { type: 'closed' };
@@ -83,6 +85,7 @@ class SearchThread {
           this.isReady = true;
           resolve();
         } else if (message.type === 'answers') {
+          if (message.cacheHits > 0) addCacheHits(message.cacheHits);
           const { buffer, byteOffset } = message.bodies;
           let start = 0;
           for (const answer of message.batch) {
