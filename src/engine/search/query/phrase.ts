@@ -1,19 +1,26 @@
 /**
  * Phrase matching: documents containing the words of a phrase in sequence (same field,
- * consecutive positions, stop words keeping their place). Candidates are the intersection of the
- * words' postings, verified against each document's stored positions.
+ * consecutive positions, stop words keeping their place). Two adjacent words after a short one
+ * are the pair postings themselves (kw-pairs in keyword/layout.ts); otherwise the candidates are
+ * the intersection of the words' postings, verified against each document's stored entry.
  */
 import roaring from 'roaring';
 import type { Bitmap } from '../../index/store.js';
-import type { DocEntry } from '../keyword/entry.js';
+import { EntryCursor } from '../keyword/entry.js';
+import { PAIR_FIRST_MAX } from '../keyword/layout.js';
 import type { QueryPhrase } from './parse.js';
 import type { ResolveContext } from './resolve.js';
 
 const { RoaringBitmap32 } = roaring;
 
+/** A phrase word as its id in the vocabulary (-1: unknown) and its offset from the phrase's start. */
+export type SequenceWord = readonly [id: number, offset: number];
+
 export function phraseDocids(ctx: ResolveContext, phrase: QueryPhrase): Bitmap {
   const present = phrase.words.map((w, i) => [w, phrase.offsets[i]!] as const).filter((p): p is readonly [string, number] => p[0] !== null);
   if (present.length === 0) return new RoaringBitmap32();
+  const adjacent = pairDocids(ctx, present);
+  if (adjacent) return adjacent;
   let candidates: Bitmap | null = null;
   for (const [w] of present) {
     const d = ctx.reader.anyWord(w);
@@ -23,25 +30,54 @@ export function phraseDocids(ctx: ResolveContext, phrase: QueryPhrase): Bitmap {
   if (present.length === 1) return candidates!;
   const out = new RoaringBitmap32();
   const allowed = ctx.fids ? new Set(ctx.fids) : null;
-  const ids = present.map(([w, off]) => [ctx.reader.idOf(w) ?? -1, off] as const);
+  const ids: SequenceWord[] = present.map(([w, off]) => [ctx.reader.idOf(w) ?? -1, off]);
   for (const docid of candidates!) {
-    const entry = ctx.reader.doc(docid);
-    if (entry && containsSequence(entry, ids, allowed)) out.add(docid);
+    const raw = ctx.reader.rawDoc(docid);
+    if (raw && entryContainsSequence(raw, ids, allowed)) out.add(docid);
   }
   return out;
 }
 
-/** Does a field hold the word ids of `seq` at the given relative positions? */
-export function containsSequence(entry: DocEntry, seq: ReadonlyArray<readonly [number, number]>, allowed: Set<number> | null): boolean {
+/**
+ * Two words at consecutive positions, the first short enough to have pair postings: the
+ * documents are those postings, with no document read (a split such as "of ice" for "ofice",
+ * as someone types, verified 300 documents). Null when the pair postings cannot say: a longer
+ * first word, a restriction to some fields (pairs are kept across fields), an index written
+ * before pair postings existed.
+ */
+function pairDocids(ctx: ResolveContext, present: ReadonlyArray<readonly [string, number]>): Bitmap | null {
+  if (present.length !== 2 || ctx.fids !== null) return null;
+  const [[first, at], [second, next]] = present as [readonly [string, number], readonly [string, number]];
+  if (next !== at + 1 || first.length > PAIR_FIRST_MAX || !ctx.reader.hasPairPostings()) return null;
+  // a bitmap of its own: the reader's cached postings are shared, callers may change what they get
+  return ctx.reader.pair(first, second).clone();
+}
+
+const cursor = new EntryCursor();
+
+/**
+ * Does a field of a stored entry (entry.ts) hold the word ids of `seq` at the given positions
+ * relative to one another? Read in place: positions grow within a field, so the words after an
+ * occurrence of the first are found by scanning forward from it.
+ */
+export function entryContainsSequence(raw: Uint8Array, seq: readonly SequenceWord[], allowed: Set<number> | null): boolean {
   const [first, firstOffset] = seq[0]!;
-  for (const [fid, words, positions] of entry) {
-    if (allowed && !allowed.has(fid)) continue;
-    const at = new Map<number, number>();
-    for (let i = 0; i < words.length; i++) at.set(positions[i]!, words[i]!);
-    for (let i = 0; i < words.length; i++) {
-      if (words[i] !== first) continue;
-      const base = positions[i]! - firstOffset;
-      if (seq.every(([w, off]) => at.get(base + off) === w)) return true;
+  const c = cursor;
+  c.open(raw);
+  while (c.nextField()) {
+    if (allowed && !allowed.has(c.fid)) continue;
+    const n = c.n;
+    for (let i = c.indexOfId(first, 0); i < n; i = c.indexOfId(first, i + 1)) {
+      const base = c.position(i) - firstOffset;
+      let j = i;
+      let ok = true;
+      for (let k = 1; k < seq.length && ok; k++) {
+        const [id, offset] = seq[k]!;
+        const target = base + offset;
+        while (j < n && c.position(j) < target) j++;
+        ok = j < n && c.position(j) === target && c.id(j) === id;
+      }
+      if (ok) return true;
     }
   }
   return false;
