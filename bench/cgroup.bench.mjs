@@ -329,7 +329,7 @@ async function keywordChild(payloadDir, dbPath) {
   const docs = engine.indexStats('docs').numberOfDocuments;
   if (process.env.BENCH_SEARCH === '0') {
     await engine.close();
-    return { docs, docsPerSec: docs / seconds, cpuSeconds, sysSeconds, batches: new Set(done.map((t) => t.batchUid)).size, keyword: {}, asTyped: { worst: [] }, anonAfterBuild, anonSettled };
+    return { docs, docsPerSec: docs / seconds, cpuSeconds, sysSeconds, batches: new Set(done.map((t) => t.batchUid)).size, keyword: { worst: [] }, asTyped: { worst: [] }, anonAfterBuild, anonSettled };
   }
   const search = (q) => engine.search('docs', { q, limit: 20 });
   for (const q of queries.slice(0, 20)) await search(q);
@@ -441,7 +441,7 @@ async function keywordPart(system, configs) {
           const r = await inGroup(system, limit, 'keyword', [dir, db], variant.env);
           rmSync(db, { recursive: true, force: true });
           if (r.failed) log(`K: ${label}: FAILED ${r.failed}; ${memoryLine(r)}`);
-          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s, of which the kernel's ${f(r.sysSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, ${SETTLE_MS / 1000} s later ${mib(r.anonSettled)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
+          else log(`K: ${label}: ${f(r.docsPerSec, 0)} docs/s (${r.batches} batches, CPU ${f(r.cpuSeconds, 0)} s, of which the kernel's ${f(r.sysSeconds, 0)} s); queries p50/p99 ${f(r.keyword.p50, 2)}/${f(r.keyword.p99, 1)} ms, worst ${r.keyword.worst.join(', ')}; as typed p50/p99 ${f(r.asTyped.p50, 2)}/${f(r.asTyped.p99, 1)} ms, worst ${r.asTyped.worst.join(', ')}; RssAnon after the build ${mib(r.anonAfterBuild)} MiB, ${SETTLE_MS / 1000} s later ${mib(r.anonSettled)} MiB, after the searches ${mib(r.anonAfterSearches)} MiB; ${memoryLine(r)}`);
           const key = `${variant.name}|${limit === null ? 'free' : 'limited'}`;
           results.set(key, [...(results.get(key) ?? []), r]);
         }

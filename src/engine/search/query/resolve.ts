@@ -35,6 +35,8 @@ export interface ResolvedTerm {
   prefix: string | null;
   /** Multi-word alternatives (phrases, synonyms, splits) matched as sequences. */
   sequences: string[][];
+  /** The documents where one of `sequences` occurs (the proximity rule reads only these for them). */
+  sequenceDocids: Bitmap;
 }
 
 export interface ResolveContext {
@@ -73,13 +75,15 @@ export function resolveTerms(terms: readonly QueryTerm[], ctx: ResolveContext, p
   const dict = ctx.reader.dictionary();
   const synonyms = synonymMap(ctx.analyzer);
   const resolved: ResolvedTerm[] = terms.map((term) => {
-    const r: ResolvedTerm = { term, maxTypos: 0, levels: [], all: new RoaringBitmap32(), words: new Map(), prefix: null, sequences: [] };
+    const r: ResolvedTerm = { term, maxTypos: 0, levels: [], all: new RoaringBitmap32(), words: new Map(), prefix: null, sequences: [], sequenceDocids: new RoaringBitmap32() };
     const add = (typos: number, docids: Bitmap) => {
       while (r.levels.length <= typos) r.levels.push(new RoaringBitmap32());
       r.levels[typos]!.orInPlace(docids);
     };
     if (term.kind === 'phrase') {
-      add(0, phraseDocids(ctx, term));
+      const docids = phraseDocids(ctx, term);
+      add(0, docids);
+      r.sequenceDocids.orInPlace(docids);
       r.sequences.push(term.words.filter((w): w is string => w !== null));
       for (const w of term.words) if (w) r.words.set(w, 0);
       return r;
@@ -107,7 +111,9 @@ export function resolveTerms(terms: readonly QueryTerm[], ctx: ResolveContext, p
     const split = bestSplit(ctx, word);
     // Verifying adjacency reads each candidate document: skip splits into two common words.
     if (split && ctx.reader.anyWord(split[0]!).andCardinality(ctx.reader.anyWord(split[1]!)) <= MAX_SPLIT_CANDIDATES) {
-      add(1, phraseDocids(ctx, { kind: 'phrase', words: split, offsets: [0, 1], index: term.index }));
+      const docids = phraseDocids(ctx, { kind: 'phrase', words: split, offsets: [0, 1], index: term.index });
+      add(1, docids);
+      r.sequenceDocids.orInPlace(docids);
       r.sequences.push(split);
       r.maxTypos = Math.max(r.maxTypos, 1);
     }
@@ -129,11 +135,12 @@ export function resolveTerms(terms: readonly QueryTerm[], ctx: ResolveContext, p
         }
       }
       for (const alternative of synonyms.get(words.join(' ')) ?? []) {
-        const holder: ResolvedTerm = { ...group[0]!, levels: [], words: new Map(), sequences: [] };
+        const holder: ResolvedTerm = { ...group[0]!, levels: [], words: new Map(), sequences: [], sequenceDocids: new RoaringBitmap32() };
         addAlternative(ctx, holder, alternative, (_t, d) => extra.push(d));
         for (const g of group) {
           for (const [w, t] of holder.words) g.words.set(w, t);
           g.sequences.push(...holder.sequences);
+          g.sequenceDocids.orInPlace(holder.sequenceDocids);
         }
       }
       if (extra.length === 0) continue;
@@ -155,7 +162,9 @@ function addAlternative(ctx: ResolveContext, r: ResolvedTerm, alternative: strin
     return;
   }
   const phrase: QueryPhrase = { kind: 'phrase', words: alternative, offsets: alternative.map((_, i) => i), index: r.term.index };
-  add(0, phraseDocids(ctx, phrase));
+  const docids = phraseDocids(ctx, phrase);
+  add(0, docids);
+  r.sequenceDocids.orInPlace(docids);
   r.sequences.push(alternative);
   for (const w of alternative) if (!r.words.has(w)) r.words.set(w, 0);
 }

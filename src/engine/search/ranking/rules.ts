@@ -184,16 +184,16 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
 const MAX_PAIR_LOOKUPS = 4096;
 
 /**
- * The documents where consecutive active terms `a` and `b` cost 0 to the proximity rule (a word
- * of `b` right after a word of `a` in a field, or one word matching both), from the pair postings;
- * null when the terms cannot be looked up that way (phrases, synonyms, a prefix on `a`, a long
- * word for `a`, too many words).
+ * The documents where consecutive active terms `a` and `b` cost 0 to the proximity rule through
+ * their words (a word of `b` right after a word of `a` in a field, or one word matching both),
+ * from the pair postings; null when the terms cannot be looked up that way (phrases, a prefix on
+ * `a`, a long word for `a`, too many words). Their word sequences (splits, multi-word synonyms)
+ * are not looked up: see `sequenceDocs`.
  */
 function adjacentDocs(ctx: RankingContext, a: number, b: number): Bitmap | null {
   const first = ctx.terms[a]!;
   const second = ctx.terms[b]!;
   if (first.term.kind !== 'word' || second.term.kind !== 'word' || first.prefix !== null) return null;
-  if (first.sequences.length > 0 || second.sequences.length > 0) return null;
   const prefix = second.prefix;
   const short = prefix !== null && [...prefix].length <= PAIR_PREFIX_MAX;
   let seconds: string[];
@@ -218,7 +218,17 @@ function adjacentDocs(ctx: RankingContext, a: number, b: number): Bitmap | null 
   return RoaringBitmap32.orMany(parts);
 }
 
-/** Documents where every pair of consecutive active terms costs 0, or null (see adjacentDocs). */
+/**
+ * Documents where a word sequence of an active term occurs (a split such as "la st" for "last",
+ * a multi-word synonym): only there can a sequence make a pair adjacent, so only these documents
+ * of a bucket are read to find the ones `adjacentAll` cannot see. Null when no term has any.
+ */
+function sequenceDocs(ctx: RankingContext, active: number[]): Bitmap | null {
+  const parts = active.map((i) => ctx.terms[i]!).filter((t) => t.sequences.length > 0).map((t) => t.sequenceDocids);
+  return parts.length === 0 ? null : RoaringBitmap32.orMany(parts);
+}
+
+/** Documents where every pair of consecutive active terms costs 0 through their words, or null (see adjacentDocs). */
 function adjacentAll(ctx: RankingContext, active: number[]): Bitmap | null {
   let out: Bitmap | null = null;
   for (let k = 0; k + 1 < active.length; k++) {
@@ -248,6 +258,13 @@ const proximity: RankingRule = {
       if (adjacent) {
         const all = toBitmap(docids);
         const best = RoaringBitmap32.and(all, adjacent);
+        // The documents adjacent only through a word sequence: read, few (splits are bounded).
+        const sequences = sequenceDocs(ctx, active);
+        if (sequences) {
+          for (const d of RoaringBitmap32.andNot(RoaringBitmap32.and(all, sequences), best)) {
+            if (ctx.matches.proximity(d, active, false, false) === 0) best.add(d);
+          }
+        }
         if (!best.isEmpty) yield { docids: best, active, detail: detail(0) };
         rest = RoaringBitmap32.andNot(all, best);
         if (rest.isEmpty) return;

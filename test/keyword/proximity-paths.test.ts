@@ -1,0 +1,78 @@
+/**
+ * The proximity rule ranks a large bucket's adjacent documents from the pair postings and reads
+ * the others; restricted to some attributes it reads them all. Both must rank alike: searching
+ * on every searchable attribute by name is the same search as searching on all of them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { search } from '../../src/engine/search/index.js';
+import { analyzerFor } from '../../src/engine/search/keyword/analyzer.js';
+import { keywordReader } from '../../src/engine/search/keyword/reader.js';
+import { parseQuery } from '../../src/engine/search/query/parse.js';
+import { resolveTerms } from '../../src/engine/search/query/resolve.js';
+import { movies as moviesData } from '../data.js';
+import { openTestIndex, type TestIndex } from './helpers.js';
+
+const FIELDS = ['title', 'cast', 'genres', 'extract'];
+let t: TestIndex;
+
+beforeAll(() => {
+  t = openTestIndex({ searchableAttributes: FIELDS });
+  t.add(moviesData().slice(-4000));
+}, 120_000);
+afterAll(() => t.close());
+
+/** A frequent short word, then each word of the films' titles in turn: "the x" as typed, whole and as prefixes. */
+function queries(): string[] {
+  const out = new Set<string>();
+  for (const movie of moviesData().slice(-4000, -3850)) {
+    for (const word of String(movie.title).toLowerCase().split(/[^a-z]+/).filter((w) => w.length >= 4)) {
+      for (const first of ['the', 'of', 'a']) {
+        out.add(`${first} ${word}`);
+        out.add(`${first} ${word.slice(0, -1)}`);
+      }
+    }
+  }
+  return [...out];
+}
+
+const ranked = (q: string, on?: string[]) =>
+  search(t.index, { q, limit: 30, showRankingScoreDetails: true, attributesToRetrieve: ['id'], ...(on ? { attributesToSearchOn: on } : {}) }).hits.map((h) => [
+    h.id,
+    h._rankingScoreDetails,
+  ]);
+
+describe('proximity from the pair postings and from the documents', () => {
+  it('ranks alike, words split in two ("la st" for "last") included', () => {
+    const reader = keywordReader(t.index.store);
+    const analyzer = analyzerFor(t.index.settings);
+    let withSplits = 0;
+    for (const q of queries()) {
+      const terms = resolveTerms(parseQuery(q, analyzer, null).terms, { reader, analyzer, fids: null }, true);
+      if (terms.some((term) => term.sequences.length > 0)) withSplits++;
+      expect(ranked(q), q).toEqual(ranked(q, FIELDS));
+    }
+    // the comparison covers the terms with word sequences, where the pair postings cannot say all
+    expect(withSplits).toBeGreaterThan(50);
+  });
+
+  it('puts a document adjacent only through a split in the same bucket as those adjacent through words', () => {
+    // 300 films with "the last" in their extract, one with "the la st" in its title: all adjacent
+    // (a split costs a typo, so the typo rule is left out to have them in one bucket), and the
+    // title match must come first, as when every document is read.
+    const small = openTestIndex({ searchableAttributes: ['title', 'extract'], rankingRules: ['words', 'proximity', 'attribute', 'exactness'] });
+    try {
+      const docs = Array.from({ length: 300 }, (_, i) => ({ id: i, title: `film ${i}`, extract: `not the last one, number ${i}` }));
+      docs.push({ id: 300, title: 'the la st picture', extract: 'la and st apart' });
+      small.add(docs);
+      const hits = (on?: string[]) =>
+        search(small.index, { q: 'the last', limit: 5, showRankingScoreDetails: true, attributesToRetrieve: ['id'], ...(on ? { attributesToSearchOn: on } : {}) }).hits;
+      const first = hits()[0]!;
+      expect(first.id).toBe(300);
+      expect(first._rankingScoreDetails?.proximity).toMatchObject({ score: 1 });
+      expect(hits()).toEqual(hits(['title', 'extract']));
+    } finally {
+      void small.close();
+    }
+  });
+});
+
