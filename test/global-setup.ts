@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,10 +28,11 @@ declare module 'vitest' {
  * dedicated typecheck test instead, with the compiler's message (handed to it, so that the project
  * is type-checked once per run, not twice).
  */
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
+  const removeScratch = scratchTmpdir();
   if (process.env.SEARCH_SKIP_BUILD === '1') {
     project.provide('compilerReport', null);
-    return;
+    return removeScratch;
   }
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -43,4 +46,24 @@ export default async function setup(project: TestProject): Promise<void> {
   project.provide('compilerReport', compiled);
   await run('npx', ['oclif', 'manifest'], { cwd: root });
   await preview;
+  return removeScratch;
+}
+
+/**
+ * Point every test file and every process they start at one temporary directory of this run
+ * (`TMPDIR`, read by `os.tmpdir()`), removed when the run ends: the databases, server data and
+ * crash-test copies of the CLI tests stayed behind, 17 directories and about 80 MB per run.
+ * Returns the removal.
+ */
+function scratchTmpdir(): () => void {
+  const scratch = mkdtempSync(join(tmpdir(), 'search-tests-'));
+  process.env.TMPDIR = scratch;
+  return () => {
+    try {
+      rmSync(scratch, { recursive: true, force: true });
+    } catch (error) {
+      // a file system a test left mounted there: say so, the run's result stands
+      process.stderr.write(`could not remove the tests' temporary directory ${scratch}: ${(error as Error).message}\n`);
+    }
+  };
 }
