@@ -188,7 +188,7 @@ const MAX_PAIR_LOOKUPS = 4096;
  * their words (a word of `b` right after a word of `a` in a field, or one word matching both),
  * from the pair postings; null when the terms cannot be looked up that way (phrases, a prefix on
  * `a`, a long word for `a`, too many words). Their word sequences (splits, multi-word synonyms)
- * are not looked up: see `sequenceDocs`.
+ * are not looked up: see `cheapestBucket`.
  */
 function adjacentDocs(ctx: RankingContext, a: number, b: number): Bitmap | null {
   const first = ctx.terms[a]!;
@@ -220,24 +220,45 @@ function adjacentDocs(ctx: RankingContext, a: number, b: number): Bitmap | null 
 
 /**
  * Documents where a word sequence of an active term occurs (a split such as "la st" for "last",
- * a multi-word synonym): only there can a sequence make a pair adjacent, so only these documents
- * of a bucket are read to find the ones `adjacentAll` cannot see. Null when no term has any.
+ * a multi-word synonym): only there can a sequence make a pair adjacent. Null when no term has any.
  */
 function sequenceDocs(ctx: RankingContext, active: number[]): Bitmap | null {
   const parts = active.map((i) => ctx.terms[i]!).filter((t) => t.sequences.length > 0).map((t) => t.sequenceDocids);
   return parts.length === 0 ? null : RoaringBitmap32.orMany(parts);
 }
 
-/** Documents where every pair of consecutive active terms costs 0 through their words, or null (see adjacentDocs). */
-function adjacentAll(ctx: RankingContext, active: number[]): Bitmap | null {
-  let out: Bitmap | null = null;
+/**
+ * The documents of `all` where every pair of consecutive active terms costs 0 (the proximity
+ * rule's cheapest bucket), reading as few documents as the pair postings allow; null when no pair
+ * has postings. When every pair has them: the documents adjacent through words, plus those
+ * adjacent only through a word sequence, read where a sequence occurs. When some pairs have
+ * none (a first word longer than PAIR_FIRST_MAX: "the lady f"): the documents the other pairs
+ * allow are read. `costs` receives the proximity cost of each document read.
+ */
+function cheapestBucket(ctx: RankingContext, active: number[], all: Bitmap, costs: Map<number, number>): Bitmap | null {
+  const known: Bitmap[] = [];
   for (let k = 0; k + 1 < active.length; k++) {
     const docs = adjacentDocs(ctx, active[k]!, active[k + 1]!);
-    if (!docs) return null;
-    out = out ? RoaringBitmap32.and(out, docs) : docs;
-    if (out.isEmpty) break;
+    if (docs) known.push(docs);
   }
-  return out;
+  if (known.length === 0) return null;
+  const sequences = sequenceDocs(ctx, active);
+  const read = (d: number) => {
+    const cost = ctx.matches.proximity(d, active, false, false);
+    costs.set(d, cost);
+    return cost;
+  };
+  if (known.length === active.length - 1) {
+    const best = RoaringBitmap32.and(all, known[0]!);
+    for (const docs of known.slice(1)) best.andInPlace(docs);
+    if (sequences) for (const d of RoaringBitmap32.andNot(RoaringBitmap32.and(all, sequences), best)) if (read(d) === 0) best.add(d);
+    return best;
+  }
+  let candidates = all;
+  for (const docs of known) candidates = RoaringBitmap32.and(candidates, sequences ? RoaringBitmap32.or(docs, sequences) : docs);
+  const best = new RoaringBitmap32();
+  for (const d of candidates) if (read(d) === 0) best.add(d);
+  return best;
 }
 
 const proximity: RankingRule = {
@@ -250,21 +271,14 @@ const proximity: RankingRule = {
     if (pairs === 0) return yield { docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } };
     const detail = (c: number): RuleDetail => ({ key: 'proximity', rank: maxRank - c, maxRank });
     let rest = docids;
+    const costs = new Map<number, number>();
     // The cheapest bucket (every pair adjacent) from the pair postings: a large bucket is usually
     // cut within it, and only when it is not are the other documents read (all of them, for a
     // frequent word followed by the first letters of the next, as someone types).
     if (!byAttribute && ctx.fids === null && sizeOf(docids) >= BITMAP_PATH_MIN && ctx.reader.hasPairPostings()) {
-      const adjacent = adjacentAll(ctx, active);
-      if (adjacent) {
-        const all = toBitmap(docids);
-        const best = RoaringBitmap32.and(all, adjacent);
-        // The documents adjacent only through a word sequence: read, few (splits are bounded).
-        const sequences = sequenceDocs(ctx, active);
-        if (sequences) {
-          for (const d of RoaringBitmap32.andNot(RoaringBitmap32.and(all, sequences), best)) {
-            if (ctx.matches.proximity(d, active, false, false) === 0) best.add(d);
-          }
-        }
+      const all = toBitmap(docids);
+      const best = cheapestBucket(ctx, active, all, costs);
+      if (best) {
         if (!best.isEmpty) yield { docids: best, active, detail: detail(0) };
         rest = RoaringBitmap32.andNot(all, best);
         if (rest.isEmpty) return;
@@ -272,7 +286,7 @@ const proximity: RankingRule = {
     }
     // The later rules rank a small bucket from each document's occurrences: build them now, once.
     const keep = sizeOf(rest) < BITMAP_PATH_MIN;
-    yield* byCost(rest, active, (d) => ctx.matches.proximity(d, active, byAttribute, keep), detail);
+    yield* byCost(rest, active, (d) => costs.get(d) ?? ctx.matches.proximity(d, active, byAttribute, keep), detail);
   },
 };
 
