@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
+import type { Task } from '../../src/engine/types.js';
 import { SearchError, toSearchError } from '../../src/engine/errors.js';
 import { ensureSpaceFor, RESERVE_BYTES } from '../../src/engine/store/disk-space.js';
 import { INITIAL_MAP_BYTES } from '../../src/engine/index/store.js';
@@ -86,6 +87,30 @@ async function seed(engine: Engine): Promise<void> {
   expect((await engine.waitForTask(task.taskUid)).status).toBe('succeeded');
 }
 
+/**
+ * Run `fn` with the write side's test hook holding each commit open 1.5 s and creating `marker`
+ * meanwhile. Set before the engine opens: a write process reads its environment when it starts.
+ */
+async function withCommitsHeld<T>(marker: string, fn: () => Promise<T>): Promise<T> {
+  process.env.SEARCH_TEST_HOLD_WRITE_MS = '1500';
+  process.env.SEARCH_TEST_HOLD_WRITE_MARKER = marker;
+  try {
+    return await fn();
+  } finally {
+    delete process.env.SEARCH_TEST_HOLD_WRITE_MS;
+    delete process.env.SEARCH_TEST_HOLD_WRITE_MARKER;
+  }
+}
+
+/** Add 1,000 films and fill the disk to its last byte while their commit is held open (see withCommitsHeld): the task, ended. */
+async function fillDiskDuringCommit(engine: Engine, marker: string): Promise<Task> {
+  rmSync(marker, { force: true });
+  const task = await engine.addDocuments('movies', payload(movies(3000, 1000, 80)));
+  while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+  fillDisk(0);
+  return engine.waitForTask(task.taskUid, { timeoutMs: 30_000 });
+}
+
 /** Documents a search finds (searches are served whatever the disk) and the index holds. */
 async function hits(engine: Engine): Promise<number> {
   const total = engine.getDocuments('movies', { limit: 0 }).total;
@@ -126,24 +151,14 @@ describe.runIf(mounted)('on a 48 MiB tmpfs', () => {
 
   test('a disk filled to the last byte during a commit fails the batch whole, no crash, nothing half-written', async () => {
     const marker = join(root, 'in-commit');
-    // the write thread shares this environment: the hook holds each commit open while these are set
-    process.env.SEARCH_TEST_HOLD_WRITE_MS = '1500';
-    process.env.SEARCH_TEST_HOLD_WRITE_MARKER = marker;
-    try {
+    await withCommitsHeld(marker, async () => {
       const engine = await open();
       await seed(engine);
-      rmSync(marker, { force: true });
-      const task = await engine.addDocuments('movies', payload(movies(3000, 1000, 80)));
-      while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
-      fillDisk(0);
-      const done = await engine.waitForTask(task.taskUid, { timeoutMs: 30_000 });
+      const done = await fillDiskDuringCommit(engine, marker);
       expect(done.status).toBe('failed');
       expect(done.error?.code).toBe('no_space_left_on_device');
       expect(await hits(engine)).toBe(50);
-    } finally {
-      delete process.env.SEARCH_TEST_HOLD_WRITE_MS;
-      delete process.env.SEARCH_TEST_HOLD_WRITE_MARKER;
-    }
+    });
   }, 60_000);
 
   test('a restart on a full disk with a pending task comes up serving reads; the task runs once space is back', async () => {
@@ -205,17 +220,11 @@ describe.runIf(mounted)('on a 48 MiB tmpfs, with a write process and its writabl
 
   test('a disk filled to the last byte during a commit: the space set aside for the batch carries it; the database reopens whole', async () => {
     const marker = join(root, 'in-commit-mapped');
-    process.env.SEARCH_TEST_HOLD_WRITE_MS = '1500';
-    process.env.SEARCH_TEST_HOLD_WRITE_MARKER = marker;
-    try {
+    await withCommitsHeld(marker, async () => {
       let engine = await open();
       await seed(engine);
       expect(dataFileSize()).toBeGreaterThanOrEqual(INITIAL_MAP_BYTES);
-      rmSync(marker, { force: true });
-      const task = await engine.addDocuments('movies', payload(movies(3000, 1000, 80)));
-      while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
-      fillDisk(0);
-      const done = await engine.waitForTask(task.taskUid, { timeoutMs: 30_000 });
+      const done = await fillDiskDuringCommit(engine, marker);
       expect(done.status).toBe('succeeded');
       expect(await hits(engine)).toBe(3050);
       await engine.close();
@@ -224,10 +233,7 @@ describe.runIf(mounted)('on a 48 MiB tmpfs, with a write process and its writabl
       engine = await open();
       expect(await hits(engine)).toBe(3050);
       expect((await engine.search('movies', { q: 'movie 3999' })).hits[0]).toMatchObject({ id: 3999 });
-    } finally {
-      delete process.env.SEARCH_TEST_HOLD_WRITE_MS;
-      delete process.env.SEARCH_TEST_HOLD_WRITE_MARKER;
-    }
+    });
   }, 60_000);
 
   test('the space a batch sets aside is allocated before its transaction; a disk that cannot hold it refuses with no_space_left_on_device', () => {
