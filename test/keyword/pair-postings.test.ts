@@ -36,13 +36,14 @@ function ranking(t: TestIndex, queries: string[]): Array<[string, unknown]> {
 function withoutPairs<T>(t: TestIndex, run: () => T): T {
   const store = t.index.store;
   const meta = keywordDbs(store).meta;
+  const value: unknown = meta.get(PAIR_POSTINGS_META);
   store.write(() => meta.removeSync(PAIR_POSTINGS_META));
   bumpKeywordGeneration(store);
   try {
     expect(keywordReader(store).hasPairPostings()).toBe(false);
     return run();
   } finally {
-    store.write(() => meta.putSync(PAIR_POSTINGS_META, true));
+    store.write(() => meta.putSync(PAIR_POSTINGS_META, value));
     bumpKeywordGeneration(store);
   }
 }

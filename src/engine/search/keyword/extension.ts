@@ -26,7 +26,7 @@ import { keyOrder, orderByKey } from './key-order.js';
 import { WordTable } from './word-table.js';
 import { dropLexicon, updateLexicon, type LexiconChanges } from './lexicon.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_PREFIX_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -1310,7 +1310,7 @@ class BatchWriter {
         const p = positions[i]!;
         const slot = this.slotOf(w);
         slots[i] = slot;
-        if (before !== null && positions[i - 1] === p - 1 && before.word.length <= PAIR_FIRST_MAX) this.addPair(before, slot, docid);
+        if (before !== null && positions[i - 1] === p - 1 && (before.word.length <= PAIR_FIRST_MAX || w.length <= PAIR_SECOND_MAX)) this.addPair(before, slot, docid);
         before = slot;
         fieldIds[i] = slot.id;
         if (slot.doc !== docid) {
@@ -1427,7 +1427,8 @@ class BatchWriter {
     const at = this.pairTable.insert(first.no, second.no);
     const cells = this.pairTable.cells;
     cells[at + 2] = this.pairs.fresh(pairKey(first.word, second.word));
-    const prefixes = this.prefixSearch ? (second.pairPrefixes ??= this.pairPrefixesOf(second.word)) : [];
+    // After a longer first word only the whole pair has postings (see pairKeysOf).
+    const prefixes = this.prefixSearch && first.word.length <= PAIR_FIRST_MAX ? (second.pairPrefixes ??= this.pairPrefixesOf(second.word)) : [];
     for (let i = 0; i < PAIR_PREFIX_MAX; i++) cells[at + 3 + i] = i < prefixes.length ? this.pairPrefixEntry(first, prefixes[i]!) : -1;
     return at;
   }
@@ -1521,7 +1522,7 @@ class BatchWriter {
     for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
     if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
     if (flush.fields) dbs.meta.putSync('fields', flush.fields);
-    if (this.completesPairs && dbs.meta.get(PAIR_POSTINGS_META) !== true) dbs.meta.putSync(PAIR_POSTINGS_META, true);
+    if (this.completesPairs && dbs.meta.get(PAIR_POSTINGS_META) !== PAIR_POSTINGS_VERSION) dbs.meta.putSync(PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION);
   }
 
   /** The id blocks holding the words given an id since the last flush, with those words added. */
@@ -1678,7 +1679,7 @@ export const keywordExtension: IndexExtension = {
     dbs.idBlocks.clearSync();
     dbs.meta.removeSync('nextWordId');
     // An empty index has every pair posting of its documents: the writes from now on keep them.
-    dbs.meta.putSync(PAIR_POSTINGS_META, true);
+    dbs.meta.putSync(PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION);
     dropLexicon(dbs);
     bumpKeywordGeneration(store);
   },

@@ -14,12 +14,14 @@
  *   kw-pairs        pair -> docids               documents where a word comes right after another in a
  *                                                field, for short first words (PAIR_FIRST_MAX): `w1 SEP w2`
  *                                                for the two words and `w1 SEP p` for the first
- *                                                1..PAIR_PREFIX_MAX characters p of the second (see
+ *                                                1..PAIR_PREFIX_MAX characters p of the second; after a
+ *                                                longer first word, `w1 SEP w2` for a short second word
+ *                                                (PAIR_SECOND_MAX: "king the", "lord of") (see
  *                                                pairKeysOf): the proximity rule's cheapest bucket
  *                                                from posting lists, where it read every document of
  *                                                the bucket (a frequent word, then the first letters of
  *                                                the next, as someone types); `pairPostings` in kw-meta
- *                                                says every document of the index has them
+ *                                                says which of them every document of the index has
  *   kw-entries      docid -> entry               the extracted words of each document as word ids,
  *                                                in order with positions (proximity, wordPosition,
  *                                                exactness, phrases), and the exact record of what
@@ -27,7 +29,7 @@
  *                                                (see entry.ts)
  *   kw-id-blocks    block -> string[]        words by id, ID_BLOCK ids per key (id -> word for the
  *                                                stored entries; word -> id is in kw-word-parts)
- *   kw-meta         'fields' -> string[]         field id -> field path; 'pairPostings' -> true
+ *   kw-meta         'fields' -> string[]         field id -> field path; 'pairPostings' -> PAIR_POSTINGS_VERSION
  *   kw-*-tail       key -> docids / record       the recent additions to a long list or record of
  *                                                the six posting databases above (see tails.ts)
  *
@@ -209,6 +211,16 @@ export function prefixesOf(word: string, out: { put(key: string): unknown }): vo
  */
 export const PAIR_FIRST_MAX = 3;
 
+/**
+ * After a longer first word, pair postings are kept for second words of up to this many UTF-16
+ * units: "king the", "lord of", "year the". Without them such a pair's proximity bucket was read
+ * document by document, every document holding the first word (5,314 for "king the" at 200k
+ * documents, 128 ms on a cold cache), and a query where a word is followed by an article or a
+ * preposition is common. They add whole-pair keys only, no prefixes: about half as many keys as
+ * the pairs after short first words, a fifth as many postings (bench/README.md).
+ */
+export const PAIR_SECOND_MAX = 3;
+
 /** Pair postings are kept for prefixes of the second word up to this many characters; longer prefixes are few words, looked up pair by pair. */
 export const PAIR_PREFIX_MAX = 3;
 
@@ -225,16 +237,25 @@ export function pairPrefixesOf(word: string, put: (prefix: string) => void): voi
   }
 }
 
+/** Whether `second` right after `first` has pair postings (see kw-pairs above). */
+export const hasPairKey = (first: string, second: string): boolean => first.length <= PAIR_FIRST_MAX || second.length <= PAIR_SECOND_MAX;
+
 /** The pair keys of `second` coming right after `first`. */
 export function pairKeysOf(first: string, second: string, out: { put(key: string): unknown }, prefixes: boolean): void {
-  if (first.length > PAIR_FIRST_MAX) return;
-  out.put(pairKey(first, second));
-  if (prefixes) pairPrefixesOf(second, (prefix) => out.put(pairPrefixKey(first, prefix)));
+  if (first.length <= PAIR_FIRST_MAX) {
+    out.put(pairKey(first, second));
+    if (prefixes) pairPrefixesOf(second, (prefix) => out.put(pairPrefixKey(first, prefix)));
+  } else if (second.length <= PAIR_SECOND_MAX) out.put(pairKey(first, second));
 }
 
-
-/** kw-meta key: every document of the index has its pair postings (indexes written before them do not). */
+/**
+ * kw-meta key: which pair postings every document of the index has. Absent: none (an index
+ * written before them); `true`: those after short first words; PAIR_POSTINGS_VERSION: those and
+ * the short second words after longer first words. Each is set when an index starts empty, so an
+ * index keeps the older value until it is rebuilt, and searches read what it lacks.
+ */
 export const PAIR_POSTINGS_META = 'pairPostings';
+export const PAIR_POSTINGS_VERSION = 2;
 
 /**
  * Bumped by every write to the keyword databases in this thread, so that search-side caches know

@@ -8,7 +8,7 @@ import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
-import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
+import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Vocabulary } from './vocabulary.js';
@@ -141,17 +141,28 @@ export class KeywordReader {
     return this.cached('2', key, () => readPostings(this.dbs.pairs, this.dbs.tails.pairs, key));
   }
 
-  private pairsKnown: boolean | null = null;
+  /** Which pair postings every document has: 0 none, 1 after short first words, PAIR_POSTINGS_VERSION also short second words (see PAIR_POSTINGS_META). */
+  private pairsKnown: number | null = null;
   private pairsGeneration = -1;
 
-  /** Whether every document has its pair postings (an index written before they existed has none). */
-  hasPairPostings(): boolean {
+  private pairPostings(): number {
     this.refresh();
     if (this.pairsGeneration !== this.generation || this.pairsKnown === null) {
       this.pairsGeneration = this.generation;
-      this.pairsKnown = this.dbs.meta.get(PAIR_POSTINGS_META) === true;
+      const value: unknown = this.dbs.meta.get(PAIR_POSTINGS_META);
+      this.pairsKnown = value === true ? 1 : typeof value === 'number' ? value : 0;
     }
     return this.pairsKnown;
+  }
+
+  /** Whether every document has its pair postings after short first words (an index written before they existed has none). */
+  hasPairPostings(): boolean {
+    return this.pairPostings() >= 1;
+  }
+
+  /** Whether every document also has its pair postings of short second words after longer first words. */
+  hasShortSecondPairs(): boolean {
+    return this.pairPostings() >= PAIR_POSTINGS_VERSION;
   }
 
   /**

@@ -7,7 +7,7 @@
 import roaring from 'roaring';
 import type { Bitmap } from '../../index/store.js';
 import { EntryCursor } from '../keyword/entry.js';
-import { PAIR_FIRST_MAX } from '../keyword/layout.js';
+import { hasPairKey, PAIR_FIRST_MAX } from '../keyword/layout.js';
 import type { QueryPhrase } from './parse.js';
 import type { ResolveContext } from './resolve.js';
 
@@ -39,16 +39,17 @@ export function phraseDocids(ctx: ResolveContext, phrase: QueryPhrase): Bitmap {
 }
 
 /**
- * Two words at consecutive positions, the first short enough to have pair postings: the
- * documents are those postings, with no document read (a split such as "of ice" for "ofice",
- * as someone types, verified 300 documents). Null when the pair postings cannot say: a longer
- * first word, a restriction to some fields (pairs are kept across fields), an index written
- * before pair postings existed.
+ * Two words at consecutive positions with pair postings (a short first word, or a short second
+ * one): the documents are those postings, with no document read (a split such as "of ice" for
+ * "ofice", as someone types, verified 300 documents). Null when the pair postings cannot say:
+ * two long words, a restriction to some fields (pairs are kept across fields), an index written
+ * before those pair postings existed.
  */
 function pairDocids(ctx: ResolveContext, present: ReadonlyArray<readonly [string, number]>): Bitmap | null {
   if (present.length !== 2 || ctx.fids !== null) return null;
   const [[first, at], [second, next]] = present as [readonly [string, number], readonly [string, number]];
-  if (next !== at + 1 || first.length > PAIR_FIRST_MAX || !ctx.reader.hasPairPostings()) return null;
+  if (next !== at + 1 || !hasPairKey(first, second)) return null;
+  if (!(first.length <= PAIR_FIRST_MAX ? ctx.reader.hasPairPostings() : ctx.reader.hasShortSecondPairs())) return null;
   // a bitmap of its own: the reader's cached postings are shared, callers may change what they get
   return ctx.reader.pair(first, second).clone();
 }

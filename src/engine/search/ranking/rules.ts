@@ -10,7 +10,7 @@ import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 import { MAX_PAIR_COST, occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
-import { BUCKET_TAG, fieldTag, MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, positionBucket } from '../keyword/layout.js';
+import { BUCKET_TAG, fieldTag, MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, positionBucket, PREFIX_MAX } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -184,38 +184,115 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
 const MAX_PAIR_LOOKUPS = 4096;
 
 /**
- * The documents where consecutive active terms `a` and `b` cost 0 to the proximity rule through
- * their words (a word of `b` right after a word of `a` in a field, or one word matching both),
- * from the pair postings; null when the terms cannot be looked up that way (phrases, a prefix on
- * `a`, a long word for `a`, too many words). Their word sequences (splits, multi-word synonyms)
- * are not looked up: see `cheapestBucket`.
+ * What the pair postings say of consecutive active terms `a` and `b`: the documents where they
+ * cost 0 to the proximity rule through their words (a word of `b` right after a word of `a` in a
+ * field, or one word matching both), and those where they may, through a long word of `a` before
+ * a long word of `b` (neither has pair postings: see kw-pairs in layout.ts), to be read.
  */
-function adjacentDocs(ctx: RankingContext, a: number, b: number): Bitmap | null {
+interface Adjacency {
+  adjacent: Bitmap;
+  /** Null: none. */
+  unsure: Bitmap | null;
+}
+
+/**
+ * The adjacency of consecutive active terms `a` and `b` from the pair postings; null when the
+ * terms cannot be looked up that way (phrases, a prefix on `a`, too many words, an index without
+ * the postings a long first word needs). Their word sequences (splits, multi-word synonyms) are
+ * not looked up: see `adjacencyPlan`.
+ */
+function adjacentDocs(ctx: RankingContext, a: number, b: number): Adjacency | null {
   const first = ctx.terms[a]!;
   const second = ctx.terms[b]!;
   if (first.term.kind !== 'word' || second.term.kind !== 'word' || first.prefix !== null) return null;
   const prefix = second.prefix;
-  const short = prefix !== null && [...prefix].length <= PAIR_PREFIX_MAX;
-  let seconds: string[];
-  if (prefix === null || short) seconds = [...second.words.keys()].filter((w) => !(short && w.startsWith(prefix!)));
-  else {
-    const words = ctx.termWords(b);
-    if (!words) return null;
-    seconds = words;
-  }
   const matchesSecond = (w: string) => second.words.has(w) || (prefix !== null && w.startsWith(prefix));
   // A word matching both terms (a concatenation such as "them" for "the m") costs 0 wherever it
   // is: its documents are in, whatever follows it, so it needs no pair postings.
   const both = [...first.words.keys()].filter(matchesSecond);
   const firsts = [...first.words.keys()].filter((w) => !matchesSecond(w));
-  if (firsts.some((w) => w.length > PAIR_FIRST_MAX)) return null;
-  if (firsts.length * (seconds.length + (short ? 1 : 0)) > MAX_PAIR_LOOKUPS) return null;
+  const shortFirsts = firsts.filter((w) => w.length <= PAIR_FIRST_MAX);
+  const longFirsts = firsts.filter((w) => w.length > PAIR_FIRST_MAX);
   const parts: Bitmap[] = both.map((w) => ctx.reader.anyWord(w));
-  for (const w1 of firsts) {
-    if (short) parts.push(ctx.reader.pairWithPrefix(w1, prefix!));
-    for (const w2 of seconds) parts.push(ctx.reader.pair(w1, w2));
+  let lookups = 0;
+  if (shortFirsts.length > 0) {
+    const short = prefix !== null && [...prefix].length <= PAIR_PREFIX_MAX;
+    let seconds: string[];
+    if (prefix === null || short) seconds = [...second.words.keys()].filter((w) => !(short && w.startsWith(prefix!)));
+    else {
+      const words = ctx.termWords(b);
+      if (!words) return null;
+      seconds = words;
+    }
+    lookups += shortFirsts.length * (seconds.length + (short ? 1 : 0));
+    if (lookups > MAX_PAIR_LOOKUPS) return null;
+    for (const w1 of shortFirsts) {
+      if (short) parts.push(ctx.reader.pairWithPrefix(w1, prefix!));
+      for (const w2 of seconds) parts.push(ctx.reader.pair(w1, w2));
+    }
   }
-  return RoaringBitmap32.orMany(parts);
+  let unsure: Bitmap | null = null;
+  if (longFirsts.length > 0) {
+    if (!ctx.reader.hasShortSecondPairs()) return null;
+    const seconds = secondsAfterLongWords(ctx, b);
+    if (!seconds) return null;
+    lookups += longFirsts.length * seconds.short.length;
+    if (lookups > MAX_PAIR_LOOKUPS) return null;
+    for (const w1 of longFirsts) for (const w2 of seconds.short) parts.push(ctx.reader.pair(w1, w2));
+    const longDocs = [...seconds.long.map((w) => ctx.reader.anyWord(w)), ...seconds.heads.map((h) => ctx.reader.prefix(h))];
+    // (the reader's postings are shared: combined into new bitmaps, never changed)
+    if (longDocs.length > 0) unsure = RoaringBitmap32.and(RoaringBitmap32.orMany(longDocs), RoaringBitmap32.orMany(longFirsts.map((w) => ctx.reader.anyWord(w))));
+  }
+  return { adjacent: RoaringBitmap32.orMany(parts), unsure };
+}
+
+/** Lookups of long second words (see secondsAfterLongWords) a pair may make before it reads the documents instead. */
+const MAX_LONG_SECOND_LOOKUPS = 256;
+
+/**
+ * The words of term `b` after a long first word: the short ones, which have pair postings, and
+ * the long ones, which do not, to be looked up by their documents: one by one, or by the prefix
+ * postings of their first PREFIX_MAX characters (`heads`: a few lookups for all the words of a
+ * prefix, "the" being followed by "their", "theatre" and hundreds more). The words of a prefix
+ * are those of the typo dictionary, as for the proximity of a document read (MatchAnalyzer).
+ * Null when the long ones need too many lookups.
+ */
+function secondsAfterLongWords(ctx: RankingContext, b: number): { short: string[]; long: string[]; heads: string[] } | null {
+  const term = ctx.terms[b]!;
+  const prefix = term.prefix;
+  const short = new Set<string>();
+  const long: string[] = [];
+  const heads: string[] = [];
+  const add = (w: string) => (w.length <= PAIR_SECOND_MAX ? short.add(w) : long.push(w));
+  for (const w of term.words.keys()) if (prefix === null || !w.startsWith(prefix)) add(w);
+  if (prefix !== null) {
+    const dictionary = ctx.reader.dictionary();
+    const [lo, hi] = dictionary.prefixRange(prefix);
+    for (let i = lo; i < hi; ) {
+      if (long.length + heads.length > MAX_LONG_SECOND_LOOKUPS) return null;
+      const w = dictionary.words.word(i);
+      const head = leadingCodePoints(w, PREFIX_MAX);
+      if (w.length <= PAIR_SECOND_MAX || head === null) {
+        add(w);
+        i++;
+        continue;
+      }
+      // Every word from here starting with `head` is long: one prefix posting list for them all.
+      heads.push(head);
+      i = Math.max(i + 1, dictionary.prefixRange(head)[1]);
+    }
+  }
+  return long.length + heads.length > MAX_LONG_SECOND_LOOKUPS ? null : { short: [...short], long, heads };
+}
+
+/** The first `n` code points of `word`, or null when it has fewer. */
+function leadingCodePoints(word: string, n: number): string | null {
+  let end = 0;
+  for (let k = 0; k < n; k++) {
+    if (end >= word.length) return null;
+    end += word.codePointAt(end)! > 0xffff ? 2 : 1;
+  }
+  return word.slice(0, end);
 }
 
 /**
@@ -228,37 +305,84 @@ function sequenceDocs(ctx: RankingContext, active: number[]): Bitmap | null {
 }
 
 /**
- * The documents of `all` where every pair of consecutive active terms costs 0 (the proximity
- * rule's cheapest bucket), reading as few documents as the pair postings allow; null when no pair
- * has postings. When every pair has them: the documents adjacent through words, plus those
- * adjacent only through a word sequence, read where a sequence occurs. When some pairs have
- * none (a first word longer than PAIR_FIRST_MAX: "the lady f"): the documents the other pairs
- * allow are read. `costs` receives the proximity cost of each document read.
+ * What the pair postings say of a bucket's proximity. A document adjacent on m of the P pairs
+ * costs at least P - m (every other pair costs 1 or more), so the documents of cost c are among
+ * those possibly adjacent on P - c pairs or more: `levels` counts, for each document, the pairs
+ * it may be adjacent on, and the buckets read only the documents their level requires.
  */
-function cheapestBucket(ctx: RankingContext, active: number[], all: Bitmap, costs: Map<number, number>): Bitmap | null {
-  const known: Bitmap[] = [];
-  for (let k = 0; k + 1 < active.length; k++) {
-    const docs = adjacentDocs(ctx, active[k]!, active[k + 1]!);
-    if (docs) known.push(docs);
-  }
+interface AdjacencyPlan {
+  /** Documents adjacent through words on every pair: cost 0 without a read (none when some pair has no postings). */
+  certain: Bitmap;
+  /** `levels[m]`: the documents possibly adjacent on at least m of the pairs with postings (`levels[0]`: all of them). */
+  levels: Bitmap[];
+  /** Pairs the postings say nothing of: any document may be adjacent on them. */
+  unknown: number;
+}
+
+/**
+ * The adjacency plan of the active terms' pairs over `all`; null when no pair has postings. A
+ * document may be adjacent on a pair through its words (the pair postings), through long words
+ * without pair postings (`Adjacency.unsure`), or through a word sequence (read where a sequence
+ * occurs).
+ */
+function adjacencyPlan(ctx: RankingContext, active: number[], all: Bitmap): AdjacencyPlan | null {
+  const pairs: Array<Adjacency | null> = [];
+  for (let k = 0; k + 1 < active.length; k++) pairs.push(adjacentDocs(ctx, active[k]!, active[k + 1]!));
+  const known = pairs.filter((p): p is Adjacency => p !== null);
   if (known.length === 0) return null;
   const sequences = sequenceDocs(ctx, active);
-  const read = (d: number) => {
-    const cost = ctx.matches.proximity(d, active, false, false);
-    costs.set(d, cost);
-    return cost;
-  };
-  if (known.length === active.length - 1) {
-    const best = RoaringBitmap32.and(all, known[0]!);
-    for (const docs of known.slice(1)) best.andInPlace(docs);
-    if (sequences) for (const d of RoaringBitmap32.andNot(RoaringBitmap32.and(all, sequences), best)) if (read(d) === 0) best.add(d);
-    return best;
+  let certain: Bitmap;
+  if (known.length === pairs.length) {
+    certain = RoaringBitmap32.and(all, known[0]!.adjacent);
+    for (const p of known.slice(1)) certain.andInPlace(p.adjacent);
+  } else certain = new RoaringBitmap32();
+  const levels: Bitmap[] = [all];
+  for (const p of known) {
+    const others = [p.unsure, sequences].filter((b): b is Bitmap => b !== null);
+    const maybe = RoaringBitmap32.and(all, others.length === 0 ? p.adjacent : RoaringBitmap32.orMany([p.adjacent, ...others]));
+    // From the top down, so that each level grows from the one below as it was before this pair.
+    levels.push(RoaringBitmap32.and(levels.at(-1)!, maybe));
+    for (let m = levels.length - 2; m >= 1; m--) levels[m] = RoaringBitmap32.or(levels[m]!, RoaringBitmap32.and(levels[m - 1]!, maybe));
   }
-  let candidates = all;
-  for (const docs of known) candidates = RoaringBitmap32.and(candidates, sequences ? RoaringBitmap32.or(docs, sequences) : docs);
-  const best = new RoaringBitmap32();
-  for (const d of candidates) if (read(d) === 0) best.add(d);
-  return best;
+  return { certain, levels, unknown: pairs.length - known.length };
+}
+
+/**
+ * The proximity buckets of a plan, cheapest first, each read only as far as it needs: the
+ * cheapest from the pair postings (a large bucket is usually cut within it), the next ones from
+ * the documents adjacent on enough pairs ("the year the": those where "the year" or "year the"
+ * is adjacent), the rest only when the search gets that far (all of it, for a frequent word
+ * followed by the first letters of the next, as someone types).
+ */
+function* adjacencyBuckets(plan: AdjacencyPlan, active: number[], ctx: RankingContext, detail: (cost: number) => RuleDetail): Iterable<Bucket> {
+  const pairs = active.length - 1;
+  const settled = plan.certain.clone();
+  const groups = new Map<number, number[]>();
+  for (let c = 0; ; c++) {
+    const level = pairs - c - plan.unknown;
+    const toRead = RoaringBitmap32.andNot(plan.levels[Math.max(0, level)]!, settled);
+    // The later rules rank a small bucket from each document's occurrences: build them now, once.
+    const keep = c > 0 && toRead.size < BITMAP_PATH_MIN;
+    for (const d of toRead) {
+      const cost = ctx.matches.proximity(d, active, false, keep);
+      const group = groups.get(cost);
+      if (group) group.push(d);
+      else groups.set(cost, [d]);
+    }
+    settled.orInPlace(toRead);
+    // Every document of cost c is read by now: its level is at least pairs - c.
+    const costs = level > 0 ? [c] : [...groups.keys()].filter((k) => k >= c).sort((a, b) => a - b);
+    for (const k of costs) {
+      const group = groups.get(k) ?? [];
+      groups.delete(k);
+      if (k === 0) {
+        const bucket = plan.certain.clone();
+        bucket.addMany(group);
+        if (!bucket.isEmpty) yield { docids: bucket, active, detail: detail(0) };
+      } else if (group.length > 0) yield { docids: group.sort((a, b) => a - b), active, detail: detail(k) };
+    }
+    if (level <= 0) return;
+  }
 }
 
 const proximity: RankingRule = {
@@ -270,23 +394,12 @@ const proximity: RankingRule = {
     const byAttribute = ctx.settings.proximityPrecision === 'byAttribute';
     if (pairs === 0) return yield { docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } };
     const detail = (c: number): RuleDetail => ({ key: 'proximity', rank: maxRank - c, maxRank });
-    let rest = docids;
-    const costs = new Map<number, number>();
-    // The cheapest bucket (every pair adjacent) from the pair postings: a large bucket is usually
-    // cut within it, and only when it is not are the other documents read (all of them, for a
-    // frequent word followed by the first letters of the next, as someone types).
     if (!byAttribute && ctx.fids === null && sizeOf(docids) >= BITMAP_PATH_MIN && ctx.reader.hasPairPostings()) {
-      const all = toBitmap(docids);
-      const best = cheapestBucket(ctx, active, all, costs);
-      if (best) {
-        if (!best.isEmpty) yield { docids: best, active, detail: detail(0) };
-        rest = RoaringBitmap32.andNot(all, best);
-        if (rest.isEmpty) return;
-      }
+      const plan = adjacencyPlan(ctx, active, toBitmap(docids));
+      if (plan) return yield* adjacencyBuckets(plan, active, ctx, detail);
     }
-    // The later rules rank a small bucket from each document's occurrences: build them now, once.
-    const keep = sizeOf(rest) < BITMAP_PATH_MIN;
-    yield* byCost(rest, active, (d) => costs.get(d) ?? ctx.matches.proximity(d, active, byAttribute, keep), detail);
+    const keep = sizeOf(docids) < BITMAP_PATH_MIN;
+    yield* byCost(docids, active, (d) => ctx.matches.proximity(d, active, byAttribute, keep), detail);
   },
 };
 
