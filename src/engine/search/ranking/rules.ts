@@ -309,17 +309,12 @@ function sequenceDocs(ctx: RankingContext, active: number[]): Bitmap | null {
   return parts.length === 0 ? null : RoaringBitmap32.orMany(parts);
 }
 
-/**
- * What the pair postings say of a bucket's proximity. A document adjacent on m of the P pairs
- * costs at least P - m (every other pair costs 1 or more), so the documents of cost c are among
- * those possibly adjacent on P - c pairs or more: `levels` counts, for each document, the pairs
- * it may be adjacent on, and the buckets read only the documents their level requires.
- */
+/** What the pair postings say of a bucket's proximity (see adjacencyBuckets). */
 interface AdjacencyPlan {
   /** Documents adjacent through words on every pair: cost 0 without a read (none when some pair has no postings). */
   certain: Bitmap;
-  /** `levels[m]`: the documents possibly adjacent on at least m of the pairs with postings (`levels[0]`: all of them). */
-  levels: Bitmap[];
+  /** The documents of the bucket possibly adjacent on each pair with postings. */
+  maybe: Bitmap[];
   /** Pairs the postings say nothing of: any document may be adjacent on them. */
   unknown: number;
 }
@@ -341,31 +336,49 @@ function adjacencyPlan(ctx: RankingContext, active: number[], all: Bitmap): Adja
     certain = RoaringBitmap32.and(all, known[0]!.adjacent);
     for (const p of known.slice(1)) certain.andInPlace(p.adjacent);
   } else certain = new RoaringBitmap32();
-  const levels: Bitmap[] = [all];
-  for (const p of known) {
+  const maybe = known.map((p) => {
     const others = [p.unsure, sequences].filter((b): b is Bitmap => b !== null);
-    const maybe = RoaringBitmap32.and(all, others.length === 0 ? p.adjacent : RoaringBitmap32.orMany([p.adjacent, ...others]));
-    // From the top down, so that each level grows from the one below as it was before this pair.
-    levels.push(RoaringBitmap32.and(levels.at(-1)!, maybe));
-    for (let m = levels.length - 2; m >= 1; m--) levels[m] = RoaringBitmap32.or(levels[m]!, RoaringBitmap32.and(levels[m - 1]!, maybe));
-  }
-  return { certain, levels, unknown: pairs.length - known.length };
+    return RoaringBitmap32.and(all, others.length === 0 ? p.adjacent : RoaringBitmap32.orMany([p.adjacent, ...others]));
+  });
+  return { certain, maybe, unknown: pairs.length - known.length };
 }
 
 /**
- * The proximity buckets of a plan, cheapest first, each read only as far as it needs: the
- * cheapest from the pair postings (a large bucket is usually cut within it), the next ones from
- * the documents adjacent on enough pairs ("the year the": those where "the year" or "year the"
- * is adjacent), the rest only when the search gets that far (all of it, for a frequent word
- * followed by the first letters of the next, as someone types).
+ * `levels[m]`: the documents of `all` in at least m of the `sets` (`levels[0]`: all of them). Built
+ * from the top down for each set, so that each level grows from the one below as it was before.
  */
-function* adjacencyBuckets(plan: AdjacencyPlan, active: number[], ctx: RankingContext, detail: (cost: number) => RuleDetail): Iterable<Bucket> {
+function membershipLevels(all: Bitmap, sets: readonly Bitmap[]): Bitmap[] {
+  const levels: Bitmap[] = [all];
+  for (const set of sets) {
+    levels.push(RoaringBitmap32.and(levels.at(-1)!, set));
+    for (let m = levels.length - 2; m >= 1; m--) levels[m] = RoaringBitmap32.or(levels[m]!, RoaringBitmap32.and(levels[m - 1]!, set));
+  }
+  return levels;
+}
+
+/**
+ * The proximity buckets of a plan, cheapest first, each read only as far as it needs. A document
+ * adjacent on m of the P pairs costs at least P - m (every other pair costs 1 or more), so the
+ * documents of cost c are among those possibly adjacent on P - c pairs or more: the cheapest
+ * bucket reads the documents possibly adjacent on every pair (a large bucket is usually cut
+ * within it), the next ones those adjacent on enough pairs ("the year the": where "the year" or
+ * "year the" may be adjacent), the rest only when the search gets that far (all of it, for a
+ * frequent word followed by the first letters of the next, as someone types).
+ */
+function* adjacencyBuckets(plan: AdjacencyPlan, all: Bitmap, active: number[], ctx: RankingContext, detail: (cost: number) => RuleDetail): Iterable<Bucket> {
   const pairs = active.length - 1;
   const settled = plan.certain.clone();
   const groups = new Map<number, number[]>();
+  // Only the top level for the cheapest bucket; every level once a search needs more.
+  let levels: Bitmap[] | null = null;
   for (let c = 0; ; c++) {
     const level = pairs - c - plan.unknown;
-    const toRead = RoaringBitmap32.andNot(plan.levels[Math.max(0, level)]!, settled);
+    let wanted: Bitmap;
+    if (c === 0) {
+      wanted = plan.maybe[0]!;
+      for (const m of plan.maybe.slice(1)) wanted = RoaringBitmap32.and(wanted, m);
+    } else wanted = (levels ??= membershipLevels(all, plan.maybe))[Math.max(0, level)]!;
+    const toRead = RoaringBitmap32.andNot(wanted, settled);
     // The later rules rank a small bucket from each document's occurrences: build them now, once.
     const keep = c > 0 && toRead.size < BITMAP_PATH_MIN;
     for (const d of toRead) {
@@ -400,8 +413,9 @@ const proximity: RankingRule = {
     if (pairs === 0) return yield { docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } };
     const detail = (c: number): RuleDetail => ({ key: 'proximity', rank: maxRank - c, maxRank });
     if (!byAttribute && ctx.fids === null && sizeOf(docids) >= BITMAP_PATH_MIN && ctx.reader.hasPairPostings()) {
-      const plan = adjacencyPlan(ctx, active, toBitmap(docids));
-      if (plan) return yield* adjacencyBuckets(plan, active, ctx, detail);
+      const all = toBitmap(docids);
+      const plan = adjacencyPlan(ctx, active, all);
+      if (plan) return yield* adjacencyBuckets(plan, all, active, ctx, detail);
     }
     const keep = sizeOf(docids) < BITMAP_PATH_MIN;
     yield* byCost(docids, active, (d) => ctx.matches.proximity(d, active, byAttribute, keep), detail);
