@@ -10,7 +10,7 @@ import { UpgradeJournal } from '../../src/engine/ops/version/journal.js';
 import { rollbackUpgrade, runUpgrade } from '../../src/engine/ops/version/upgrade.js';
 import { rawState } from './helpers/raw-state.js';
 import { Engine } from '../../src/engine/engine.js';
-import { ENTRIES_DB } from '../../src/engine/search/keyword/layout.js';
+import { ENTRIES_DB, keywordDbs, PAIR_FIRST_MAX, PAIR_POSTINGS_META } from '../../src/engine/search/keyword/layout.js';
 import { decodeEntry } from '../../src/engine/search/keyword/entry.js';
 import { readdirSync } from 'node:fs';
 import { movies as moviesData } from '../data.js';
@@ -69,7 +69,7 @@ describe('storage format versions', () => {
     expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
     writeFileSync(join(db, 'VERSION'), '9.0.0\n');
     expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/storage format 9\.0\.0, newer than storage format/);
-    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0']);
+    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0', '1.3.0']);
     expect(checkDatabaseVersion(join(db, 'fresh'))).toEqual({ kind: 'new' });
   });
 
@@ -117,6 +117,53 @@ describe('storage format versions', () => {
     expect(after).toEqual(original);
     expect(store.openDB<Buffer, number>('kw-docs', { keyEncoding: 'uint32', encoding: 'binary' }).getKeysCount()).toBe(0);
     await store.close();
+  });
+
+  test('the 1.2.0 -> 1.3.0 step converts nothing: an index without the pairs after long words reads them from its documents, and ranks as a rebuilt one', async () => {
+    const docs = movies.slice(0, 1500);
+    const queries = docs.slice(0, 40).flatMap((m) => String(m.title).toLowerCase().split(/[^a-z]+/).filter((w) => w.length > 3).slice(0, 1).flatMap((w) => [`${w} the`, `${w} of`, `the ${w} th`]));
+    const ranked = async (engine: Engine) => {
+      const out = [];
+      for (const q of queries) out.push((await engine.search('movies', { q, limit: 20, showRankingScoreDetails: true, attributesToRetrieve: ['id'] })).hits);
+      return out;
+    };
+    const rebuiltDir = join(db, 'rebuilt');
+    const rebuilt = await Engine.open({ dbPath: rebuiltDir, logLevel: 'off' });
+    await rebuilt.waitForTask((await rebuilt.addDocuments('movies', docs, { primaryKey: 'id' })).taskUid);
+    const expected = await ranked(rebuilt);
+    await rebuilt.close();
+
+    const oldDir = join(db, 'old');
+    const engine = await Engine.open({ dbPath: oldDir, logLevel: 'off' });
+    await engine.waitForTask((await engine.addDocuments('movies', docs, { primaryKey: 'id' })).taskUid);
+    await engine.close();
+    // Back to what 1.2.0 wrote: no pair keys after a first word longer than 3, the older flag.
+    const rel = `indexes/${readdirSync(join(oldDir, 'indexes'))[0]}`;
+    let store = new IndexStore(join(oldDir, rel));
+    const dbs = keywordDbs(store);
+    let dropped = 0;
+    store.write(() => {
+      for (const key of dbs.pairs.getKeys()) {
+        const first = String(key).split('\u0001')[0]!;
+        if (String(key).includes('\u0001') && first.length > PAIR_FIRST_MAX) (dbs.pairs.removeSync(key), dropped++);
+      }
+      dbs.meta.putSync(PAIR_POSTINGS_META, true);
+    });
+    expect(dropped).toBeGreaterThan(1000);
+    await store.close();
+    writeFileSync(join(oldDir, 'VERSION'), '1.2.0\n');
+
+    store = new IndexStore(join(oldDir, rel));
+    await runUpgrade({ dbPath: oldDir, from: '1.2.0', to: '1.3.0', indexes: [{ uid: 'movies', rel, store }] });
+    expect(readFileSync(join(oldDir, 'VERSION'), 'utf8')).toBe('1.3.0\n');
+    expect(keywordDbs(store).meta.get(PAIR_POSTINGS_META)).toBe(true);
+    await store.close();
+    const upgraded = await Engine.open({ dbPath: oldDir, logLevel: 'off' });
+    try {
+      expect(await ranked(upgraded)).toEqual(expected);
+    } finally {
+      await upgraded.close();
+    }
   });
 
   test('a fault midway, then rollback, restores every byte of the pre-upgrade state', async () => {

@@ -21,6 +21,12 @@
  *          entry into the new database; the old one is dropped once the version is committed.
  *          Also new in 1.2.0: the tail twins of the posting databases (`kw-*-tail`, see
  *          tails.ts), which a 1.1.0 database has no need of: it starts with none.
+ *   1.3.0  Pair postings (`kw-pairs`) also for a short second word after a long first word
+ *          ("king the"), and kw-meta `pairPostings` says which pairs every document has (see
+ *          layout.ts). Nothing is converted: an index from 1.2.0 keeps `true` there and reads
+ *          those pairs from its documents until it is rebuilt. The version changes so that a
+ *          1.2.0 binary, which would write documents without those pairs into an index that
+ *          says it has them, refuses the database instead.
  */
 import type { IndexStore } from '../../index/store.js';
 import { DB_FORMAT_VERSION } from '../../store/format.js';
@@ -38,6 +44,7 @@ export const FORMATS: readonly FormatVersion[] = [
   { version: '1.0.0', summary: 'field distribution stored in each index and maintained by every batch' },
   { version: '1.1.0', summary: 'keyword postings grouped in one record per word' },
   { version: '1.2.0', summary: 'document keyword entries stored with narrow ids and positions' },
+  { version: '1.3.0', summary: 'pair postings for a short word after a long one' },
 ];
 
 /** What an upgrade step may do to one index; every change goes through `put`, which journals it. */
@@ -104,6 +111,14 @@ export const STEPS: readonly UpgradeStep[] = [
     },
     finalizeIndex(store) {
       dropLegacyEntries(store);
+    },
+  },
+  {
+    from: '1.2.0',
+    to: '1.3.0',
+    title: 'pair postings for a short word after a long one (written from now on; nothing to convert)',
+    upgradeIndex(ctx) {
+      ctx.checkpoint();
     },
   },
 ];
