@@ -8,7 +8,7 @@ import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
-import { bucketTag, decodeWordRecord, pairKey, pairPrefixKey, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
+import { bucketTag, decodeWordRecord, hasPairKey, pairKey, pairPrefixKey, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Vocabulary } from './vocabulary.js';
@@ -163,6 +163,12 @@ export class KeywordReader {
   /** Whether every document also has its pair postings of short second words after longer first words. */
   hasShortSecondPairs(): boolean {
     return this.pairPostings() >= PAIR_POSTINGS_VERSION;
+  }
+
+  /** Whether `pair(first, second)` holds every document where `second` comes right after `first`. */
+  hasPairPostingsOf(first: string, second: string): boolean {
+    if (!hasPairKey(first, second)) return false;
+    return first.length <= PAIR_FIRST_MAX ? this.hasPairPostings() : this.hasShortSecondPairs();
   }
 
   /**

@@ -1,13 +1,13 @@
 /**
  * Phrase matching: documents containing the words of a phrase in sequence (same field,
- * consecutive positions, stop words keeping their place). Two adjacent words after a short one
- * are the pair postings themselves (kw-pairs in keyword/layout.ts); otherwise the candidates are
- * the intersection of the words' postings, verified against each document's stored entry.
+ * consecutive positions, stop words keeping their place). Two adjacent words with pair postings
+ * (a short one first or second) are those postings themselves (kw-pairs in keyword/layout.ts);
+ * otherwise the candidates are the intersection of the words' postings, verified against each
+ * document's stored entry.
  */
 import roaring from 'roaring';
 import type { Bitmap } from '../../index/store.js';
 import { EntryCursor } from '../keyword/entry.js';
-import { hasPairKey, PAIR_FIRST_MAX } from '../keyword/layout.js';
 import type { QueryPhrase } from './parse.js';
 import type { ResolveContext } from './resolve.js';
 
@@ -48,8 +48,7 @@ export function phraseDocids(ctx: ResolveContext, phrase: QueryPhrase): Bitmap {
 function pairDocids(ctx: ResolveContext, present: ReadonlyArray<readonly [string, number]>): Bitmap | null {
   if (present.length !== 2 || ctx.fids !== null) return null;
   const [[first, at], [second, next]] = present as [readonly [string, number], readonly [string, number]];
-  if (next !== at + 1 || !hasPairKey(first, second)) return null;
-  if (!(first.length <= PAIR_FIRST_MAX ? ctx.reader.hasPairPostings() : ctx.reader.hasShortSecondPairs())) return null;
+  if (next !== at + 1 || !ctx.reader.hasPairPostingsOf(first, second)) return null;
   // a bitmap of its own: the reader's cached postings are shared, callers may change what they get
   return ctx.reader.pair(first, second).clone();
 }
