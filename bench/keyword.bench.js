@@ -41,7 +41,7 @@ const peers = {
     index.store.write(() => index.store.setSettings({ ...defaultSettings(), searchableAttributes: FIELDS }));
     const start = performance.now();
     // One payload, one batch: as the task queue processes a single document addition (extraction
-    // prepared before the write transaction, yielding to the event loop, then one transaction).
+    // before the write transaction, yielding to the event loop, then the merge in one transaction).
     const cs = new ChangeSet(index.store);
     cs.addDocuments(docs, 'replace', 'id');
     const prepared = await prepareExtensions([keywordExtension], cs.list(), index.settings, index.store);

@@ -6,10 +6,10 @@
  * whatever the payload size. Removals use the stored extraction of the document (`kw-entries`), so
  * an update or deletion removes exactly what was indexed.
  *
- * Extraction and merging only read committed data, so `prepare` does them before the batch's
- * write transaction, yielding to the event loop (searches go on meanwhile), and `apply` only
- * writes what was computed; past the bound, the rest of the batch is extracted and merged inside
- * the transaction.
+ * Extraction only reads committed data, so `prepare` does it before the batch's write
+ * transaction, yielding to the event loop as it goes; `apply` merges the deltas into the databases
+ * inside the transaction, a slice of keys at a time, each slice written right after it was read
+ * (see BatchWriter.flush); past the bound, the rest of the batch is extracted and merged there too.
  */
 import roaring from 'roaring';
 import type { Database } from 'lmdb';
@@ -181,11 +181,10 @@ function mergedPostings(raw: Uint8Array | undefined, add: Uint32Array, del: numb
 }
 
 /**
- * Writes computed ahead of the write transaction: a value to put, or a removal. Values are copied
- * into arena chunks rather than kept as a buffer each: a batch computes hundreds of thousands of
- * them, and that many small objects alive across event-loop turns would be promoted to the old
- * generation and collected later, during searches. Fixed-size chunks, not one doubling arena: the
- * values of a batch reach tens of megabytes.
+ * Writes computed by a merge and not yet put: a value to put, or a removal. Values are copied into
+ * arena chunks rather than kept as a buffer each (a batch computes hundreds of thousands of them:
+ * that many small objects would be garbage for V8 to collect), and a merge puts them a slice at a
+ * time (`spill`), so a list holds a slice's values, or a flush's stored entries.
  */
 const ARENA_CHUNK = 1 << 20;
 
@@ -244,6 +243,16 @@ class WriteList<K extends string | number> {
       const chunk = this.chunkOf[i]!;
       visit(this.keys[i]!, chunk >= 0 ? this.chunks[chunk]!.subarray(this.starts[i]!, this.ends[i]!) : null);
     }
+  }
+  /** Writes in order (see `writeTo`), then starts over empty, its first arena chunk kept for the next slice. */
+  spill(db: Database<Buffer, K>, append = false): void {
+    if (this.keys.length === 0) return;
+    this.writeTo(db, append);
+    this.keys.length = 0;
+    // LMDB copied the values: the first chunk serves the next slice (a value larger than a chunk had one of its own)
+    const first = this.chunks[0];
+    this.chunks = first?.length === ARENA_CHUNK ? [first] : [];
+    this.used = this.chunks.length > 0 ? 0 : ARENA_CHUNK;
   }
   /**
    * Writes in order. `appendFrom`: keys from this one on (numbers) or all keys (true) sort after
@@ -374,19 +383,6 @@ class PendingEntries {
   }
 }
 
-/** Everything a flush writes, computed from the committed state and the batch's deltas. */
-interface FlushWrites {
-  postings: Record<PostingDb, MergedWrites>;
-  /** The posting databases that held nothing before this flush: their sorted writes are appended. */
-  appendTo: Set<PostingDb>;
-  docs: WriteList<number>;
-  /** Entries of documents new to the index (docids from this one on) are appended. */
-  docsAppendFrom: number;
-  idBlocks: Array<[number, Array<string | null>]>;
-  nextWordId: number | null;
-  fields: string[] | null;
-}
-
 /** Pending postings of one database keyed by string (one posting list per key). */
 /** The additions of a delta map extracted in another thread (see parallel-extract.ts): key i owns docs[start[i], start[i+1]). */
 export interface ExportedDeltas {
@@ -488,10 +484,11 @@ class DeltaMap {
     this.log.append(k, docid);
   }
   /**
-   * Computes the merged posting lists and tails (reads only; `empty`: the database holds nothing
-   * yet) and resets.
+   * Merges the deltas into the posting lists and their tails and resets (inside the write
+   * transaction; `empty`: the database held nothing before, so nothing is read and the lists are
+   * appended). Keys go in sorted order, written a slice at a time (see SLICE_KEYS).
    */
-  *merge(db: Database<Buffer, string>, tail: Database<Buffer, string>, empty: boolean): MergeSteps {
+  mergeInto(db: Database<Buffer, string>, tail: Database<Buffer, string>, empty: boolean): void {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
     const { start, docs, dels } = this.log.take();
@@ -500,7 +497,7 @@ class DeltaMap {
     const order = keyOrder(keys);
     let n = 0;
     for (const k of order) {
-      if ((++n & STEP_KEYS) === 0) yield;
+      if ((++n & SLICE_KEYS) === 0) spillSlice(out, tails, db, tail, empty);
       const key = keys[k]!;
       const add = docs.subarray(start[k]!, start[k + 1]!);
       const del = dels?.get(k);
@@ -528,29 +525,25 @@ class DeltaMap {
         this.membership?.note(key, false);
       }
     }
+    spillSlice(out, tails, db, tail, empty);
     this.index = null;
     this.keys = [];
-    return { lists: out, tails };
   }
 }
 
-/** The writes of one posting database and of its tail twin. */
-interface MergedWrites {
-  lists: WriteList<string>;
-  tails: WriteList<string>;
-}
-
 /**
- * A merge, computed a slice at a time: it stops every STEP_KEYS + 1 keys so that `prepare` can
- * give the event loop back (searches) while merging a large batch; `drain` runs it to the end.
+ * A merge writes what it computed every SLICE_KEYS + 1 keys: the pages a slice read are still in
+ * memory when its writes change them, and a flush holds a slice's values rather than the whole
+ * batch's. Computed ahead and written after, a 20,000-document batch at 200k documents held 90-110
+ * MiB of values, and in a 512 MiB container the pages the merge had read were evicted by the time
+ * they were written, so each was read from disk twice (bench/README.md, "Memory in a container").
  */
-type MergeSteps = Generator<void, MergedWrites>;
-const STEP_KEYS = 255;
+const SLICE_KEYS = 255;
 
-function drain<T>(steps: Generator<void, T>): T {
-  let step = steps.next();
-  while (!step.done) step = steps.next();
-  return step.value;
+/** Puts a merge's pending lists (appended when the database was empty) and tails. */
+function spillSlice(lists: WriteList<string>, tails: WriteList<string>, db: Database<Buffer, string>, tailDb: Database<Buffer, string>, append: boolean): void {
+  lists.spill(db, append);
+  tails.spill(tailDb);
 }
 
 /**
@@ -643,11 +636,8 @@ class PartsDelta {
   del(k: number, docid: number): void {
     this.log.del(k, docid);
   }
-  /**
-   * Computes the merged word records and record tails (reads only; `empty`: the database holds
-   * nothing yet) and resets.
-   */
-  *merge(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, settleId: (word: string, stored: number | undefined) => number): MergeSteps {
+  /** Merges the deltas into the word records and their tails and resets, as DeltaMap.mergeInto does. */
+  mergeInto(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, settleId: (word: string, stored: number | undefined) => number): void {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
     const { start, docs, dels } = this.log.take();
@@ -671,7 +661,7 @@ class PartsDelta {
     };
     let n = 0;
     for (let i = 0; i < order.length; ) {
-      if ((++n & STEP_KEYS) === 0) yield;
+      if ((++n & SLICE_KEYS) === 0) spillSlice(out, tails, db, tailDb, empty);
       const word = words[order[i]!]!;
       let j = i + 1;
       while (j < order.length && words[order[j]!] === word) j++;
@@ -708,10 +698,10 @@ class PartsDelta {
       else if (raw) out.remove(word);
       i = j;
     }
+    spillSlice(out, tails, db, tailDb, empty);
     this.keyWord = [];
     this.keyTag = [];
     this.keySlot = [];
-    return { lists: out, tails };
   }
 }
 
@@ -1459,21 +1449,12 @@ class BatchWriter {
     return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.values.size + this.pairs.size;
   }
 
-  /** Merges the deltas into the databases now. Inside the write transaction. */
-  flush(): void {
-    this.write(this.prepareFlush());
-  }
-
   /**
-   * Computes every write of a flush from the committed state (reads only) and resets the
-   * deltas; `write` applies them in the write transaction.
+   * Merges the deltas into the databases and resets them. Inside the write transaction: each
+   * database's merge reads a slice of its keys and writes them before the next (see SLICE_KEYS);
+   * the stored entries follow, once the records merge settled the new words' ids.
    */
-  prepareFlush(): FlushWrites {
-    return drain(this.prepareFlushSteps());
-  }
-
-  /** `prepareFlush` a slice at a time (see MergeSteps). */
-  *prepareFlushSteps(): Generator<void, FlushWrites> {
+  flush(): void {
     // Slots point at deltas the merge is about to drop.
     this.slots.clear();
     this.slotParts.clear();
@@ -1482,46 +1463,25 @@ class BatchWriter {
     this.pairTable.clear();
     this.pairPrefixTable.clear();
     this.prefixTable.clear();
-    const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     const dbs = this.dbs;
-    const appendTo = new Set(POSTING_DBS.filter((name) => empty(dbs[name])));
-    const postings: FlushWrites['postings'] = {
-      words: yield* this.words.merge(dbs.words, dbs.tails.words, empty(dbs.words)),
-      exactWords: yield* this.exact.merge(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords)),
-      prefixes: yield* this.prefixes.merge(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes)),
-      wordParts: yield* this.parts.merge(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word, stored) => this.settleId(word, stored)),
-      values: yield* this.values.merge(dbs.values, dbs.tails.values, empty(dbs.values)),
-      pairs: yield* this.pairs.merge(dbs.pairs, dbs.tails.pairs, empty(dbs.pairs)),
-    };
-    const flush: FlushWrites = {
-      postings,
-      appendTo,
-      docs: this.settleEntries(this.docWrites),
-      docsAppendFrom: this.newDocsFrom,
-      idBlocks: this.newWordBlocks(),
-      nextWordId: this.newWords.length > 0 ? this.nextId : null,
-      fields: this.fields.dirty ? [...this.fields.paths] : null,
-    };
-    this.docWrites = new PendingEntries();
-    this.newDocsFrom = Infinity;
-    for (const added of this.newWords) this.batchNewWords.push(added);
-    this.newWords = [];
-    this.fields.dirty = false;
+    const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
+    this.words.mergeInto(dbs.words, dbs.tails.words, empty(dbs.words));
+    this.exact.mergeInto(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords));
+    this.prefixes.mergeInto(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes));
+    this.parts.mergeInto(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word, stored) => this.settleId(word, stored));
+    this.values.mergeInto(dbs.values, dbs.tails.values, empty(dbs.values));
+    this.pairs.mergeInto(dbs.pairs, dbs.tails.pairs, empty(dbs.pairs));
     // What is written now is what later flushes of the batch read back.
     this.emptyDbs.clear();
-    return flush;
-  }
-
-  write(flush: FlushWrites): void {
-    const dbs = this.dbs;
-    for (const name of POSTING_DBS) {
-      flush.postings[name].lists.writeTo(dbs[name], flush.appendTo.has(name));
-      flush.postings[name].tails.writeTo(dbs.tails[name]);
-    }
-    flush.docs.writeTo(dbs.docs, flush.docsAppendFrom);
-    for (const [block, words] of flush.idBlocks) dbs.idBlocks.putSync(block, words);
-    if (flush.nextWordId !== null) dbs.meta.putSync('nextWordId', flush.nextWordId);
-    if (flush.fields) dbs.meta.putSync('fields', flush.fields);
+    this.settleEntries(this.docWrites).writeTo(dbs.docs, this.newDocsFrom);
+    this.docWrites = new PendingEntries();
+    this.newDocsFrom = Infinity;
+    for (const [block, words] of this.newWordBlocks()) dbs.idBlocks.putSync(block, words);
+    if (this.newWords.length > 0) dbs.meta.putSync('nextWordId', this.nextId);
+    for (const added of this.newWords) this.batchNewWords.push(added);
+    this.newWords = [];
+    if (this.fields.dirty) dbs.meta.putSync('fields', [...this.fields.paths]);
+    this.fields.dirty = false;
     if (this.completesPairs && dbs.meta.get(PAIR_POSTINGS_META) !== PAIR_POSTINGS_VERSION) dbs.meta.putSync(PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION);
   }
 
@@ -1573,15 +1533,14 @@ export function extractDetached(settings: Settings, paths: readonly string[], ch
   return { batch: writer.exportAll(), done };
 }
 
-/** What `prepare` hands to `apply`: the writer with its state, the first flush, the changes left to extract. */
+/** What `prepare` hands to `apply`: the writer with the deltas extracted, the changes left to extract. */
 interface PreparedKeyword {
   writer: BatchWriter;
-  flush: FlushWrites;
   rest: Array<[from: number, to: number]>;
   count: number;
 }
 
-/** Longest stretch of preparation between two yields to the event loop. */
+/** Longest stretch of extraction between two yields to the event loop. */
 const SLICE_MS = 20;
 
 function yieldToEventLoop(): Promise<void> {
@@ -1611,10 +1570,11 @@ export const keywordExtension: IndexExtension = {
   },
 
   /**
-   * Extraction and merging only read committed data, so they run here, before the write
-   * transaction, yielding to the event loop every 20 ms as they go: searches keep being answered while a
-   * batch is prepared, and the transaction only writes. Stops early when the deltas reach their
-   * bound (the rest then runs in `apply`, merging into the databases as it goes).
+   * Extraction only reads committed data, so it runs here, before the write transaction,
+   * yielding to the event loop every 20 ms as it goes (the thread that runs the writer keeps
+   * answering). Stops early when the deltas reach their bound (the rest then runs in `apply`,
+   * merging into the databases as it goes). The merge itself runs in `apply`: it reads the
+   * stored lists it rewrites, and writing each slice right after reading it reads them once.
    */
   async prepare(changes: readonly DocumentChange[], settings: Settings, store: IndexStore, options?: PrepareOptions): Promise<PreparedKeyword> {
     const writer = new BatchWriter(keywordDbs(store), settings, options?.fromScratch ?? false);
@@ -1638,18 +1598,7 @@ export const keywordExtension: IndexExtension = {
       if (extracted) writer.absorb(extracted.batch);
       rest.push([split + (extracted?.done ?? 0), changes.length]);
     }
-    await yieldToEventLoop();
-    sliceStart = performance.now();
-    const steps = writer.prepareFlushSteps();
-    let step = steps.next();
-    while (!step.done) {
-      if (performance.now() - sliceStart >= SLICE_MS) {
-        await yieldToEventLoop();
-        sliceStart = performance.now();
-      }
-      step = steps.next();
-    }
-    return { writer, flush: step.value, rest, count: changes.length };
+    return { writer, rest, count: changes.length };
   },
 
   apply(changes: readonly DocumentChange[], ctx: ApplyContext): void {
@@ -1658,7 +1607,6 @@ export const keywordExtension: IndexExtension = {
     let rest: Array<[number, number]> = [[0, changes.length]];
     if (prepared && prepared.count === changes.length) {
       writer = prepared.writer;
-      writer.write(prepared.flush);
       rest = prepared.rest;
     } else writer = new BatchWriter(keywordDbs(ctx.store), ctx.settings);
     for (const [from, to] of rest) for (let i = from; i < to; i++) writer.change(changes[i]!);
