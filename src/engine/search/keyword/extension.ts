@@ -26,7 +26,7 @@ import { keyOrder, orderByKey } from './key-order.js';
 import { WordTable } from './word-table.js';
 import { dropLexicon, updateLexicon, type LexiconChanges } from './lexicon.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, type PostingDb, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -534,9 +534,10 @@ class DeltaMap {
 /**
  * A merge writes what it computed every SLICE_KEYS + 1 keys: the pages a slice read are still in
  * memory when its writes change them, and a flush holds a slice's values rather than the whole
- * batch's. Computed ahead and written after, a 20,000-document batch at 200k documents held 90-110
- * MiB of values, and in a 512 MiB container the pages the merge had read were evicted by the time
- * they were written, so each was read from disk twice (bench/README.md, "Memory in a container").
+ * batch's. Computed ahead and written after, a 20,000-document batch at 200k documents held up to
+ * 110 MiB of values, and in a 512 MiB container the pages the merge had read were evicted by the
+ * time they were written, so each was read from disk twice (bench/README.md, "Memory in a
+ * container").
  */
 const SLICE_KEYS = 255;
 
