@@ -30,8 +30,9 @@ export type ThreadRole = 'write' | 'intake' | 'search' | 'extract' | 'other';
 /**
  * The share of the memory a thread's old generation may reach. The write thread holds a batch
  * (its documents and deltas, and a slice of merged values at a time: 100-200 MiB at 20,000
- * documents); the others hold a payload being parsed or a search's working set. The shares add up to more than the whole: they
- * are ceilings that keep a thread from growing without need, not a partition.
+ * documents); the others hold a payload being parsed or a search's working set. The shares add
+ * up to more than the whole: they are ceilings that keep a thread from growing without need, not
+ * a partition.
  */
 const OLD_GENERATION_SHARE: Record<ThreadRole, number> = { write: 0.5, intake: 0.25, search: 0.25, extract: 0.25, other: 0.25 };
 
