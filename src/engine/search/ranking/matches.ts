@@ -222,7 +222,8 @@ export class MatchAnalyzer {
     }
     if (this.pairBest.length < pairs) this.pairBest = new Int32Array(pairs);
     const best = this.pairBest;
-    best.fill(MAX_PAIR_COST, 0, pairs);
+    // loops, not `fill`: a builtin call per document and per field cost more than the scan of a short field
+    for (let k = 0; k < pairs; k++) best[k] = MAX_PAIR_COST;
     const known = keep ? this.get(docid) : this.cache.get(docid);
     const raw = known ? undefined : this.reader.rawDoc(docid);
     if (known) {
@@ -247,7 +248,7 @@ export class MatchAnalyzer {
     while (c.nextField()) {
       const n = c.n;
       if (allowed && !allowed.has(c.fid)) continue;
-      last.fill(-1, 0, nTerms);
+      for (let t = 0; t < nTerms; t++) last[t] = -1;
       for (let i = checkAll ? 0 : c.nextMarked(any, 0); i < n; i = checkAll ? i + 1 : c.nextMarked(any, i + 1)) {
         const id = c.id(i);
         let hit = false;
