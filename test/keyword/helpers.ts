@@ -1,11 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import roaring from 'roaring';
 import { Index } from '../../src/engine/index/index.js';
 import { ChangeSet, prepareExtensions } from '../../src/engine/index/pipeline.js';
 import { keywordExtension } from '../../src/engine/search/keyword/extension.js';
+import { decodeEntry } from '../../src/engine/search/keyword/entry.js';
+import { BUCKET_TAG, decodeWordRecord, ID_BLOCK, keywordDbs } from '../../src/engine/search/keyword/layout.js';
 import { defaultSettings, type Settings } from '../../src/engine/settings/types.js';
 import type { Document } from '../../src/engine/types.js';
+
+const { RoaringBitmap32 } = roaring;
 
 export interface TestIndex {
   index: Index;
@@ -78,4 +83,59 @@ export function openTestIndex(settings: Partial<Settings> = {}, primaryKey = 'id
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Every keyword database of an index, postings as external ids (word ids may differ), each list
+ * with its tail (see tails.ts): what a reader sees, whichever way the batches stored it.
+ */
+export function dumpKeyword(x: TestIndex): Record<string, unknown> {
+  const dbs = keywordDbs(x.index.store);
+  // Each document read once: mapping every posting through getDocument would decode it per posting.
+  const idOf = new Map<number, number>();
+  for (const { key, value } of x.index.store.documentEntries()) idOf.set(key, value.id as number);
+  const idFor = (d: number) => {
+    const id = idOf.get(d);
+    if (id === undefined) throw new Error(`posting names docid ${d}, which holds no document`);
+    return id;
+  };
+  const ids = (docids: Iterable<number>) => [...docids].map(idFor).sort((p: number, q: number) => p - q);
+  const docids = (bytes: Uint8Array): number[] => [...RoaringBitmap32.deserialize(Buffer.from(bytes), true)];
+  // Field ids follow the order fields were first met: compared by path.
+  const paths = (dbs.meta.get('fields') ?? []) as string[];
+  const fieldPath = (fid: number) => paths[fid] ?? `#${fid}`;
+  const out: Record<string, unknown> = {};
+  for (const name of ['words', 'exactWords', 'prefixes', 'values', 'pairs'] as const) {
+    const m: Record<string, number[]> = {};
+    for (const { key, value } of dbs[name].getRange()) {
+      const tail = dbs.tails[name].getBinary(key as string);
+      m[key as string] = ids(new Set([...docids(value), ...(tail ? docids(tail) : [])]));
+    }
+    out[name] = m;
+  }
+  // Word records: every part (field, first-position bucket) of every word.
+  const byPart = new Map<string, Set<number>>();
+  for (const { key, value } of dbs.wordParts.getRange()) {
+    const tail = dbs.tails.wordParts.getBinary(key as string);
+    for (const record of tail ? [value, tail] : [value]) {
+      for (const part of decodeWordRecord(record)) {
+        const k = `${key as string}/${part.tag >= BUCKET_TAG ? `bucket ${part.tag - BUCKET_TAG}` : fieldPath(part.tag)}`;
+        if (!byPart.has(k)) byPart.set(k, new Set());
+        for (const d of docids(part.bitmap)) byPart.get(k)!.add(d);
+      }
+    }
+  }
+  const parts: Record<string, number[]> = {};
+  for (const [k, set] of byPart) parts[k] = ids(set);
+  out.parts = parts;
+  // Stored entries: each document's words per field, in order, with their positions.
+  const words = new Map<number, Array<string | null>>();
+  for (const { key, value } of dbs.idBlocks.getRange()) words.set(key as number, value as Array<string | null>);
+  const wordOf = (id: number) => words.get(Math.floor(id / ID_BLOCK))?.[id % ID_BLOCK] ?? `#${id}`;
+  const entries: Record<number, unknown> = {};
+  for (const { key, value } of dbs.docs.getRange()) entries[idFor(key as number)] = decodeEntry(value as Uint8Array)
+      .map(([fid, ids, positions]) => [fieldPath(fid), Array.from(ids, wordOf), Array.from(positions)] as const)
+      .sort((a, b) => a[0].localeCompare(b[0]));
+  out.entries = entries;
+  return out;
 }

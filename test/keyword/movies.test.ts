@@ -1,14 +1,14 @@
 import roaring from 'roaring';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { search, multiSearch } from '../../src/engine/search/index.js';
-import { decodeWordRecord, keywordDbs } from '../../src/engine/search/keyword/layout.js';
+import { keywordDbs } from '../../src/engine/search/keyword/layout.js';
 import { SearchError } from '../../src/engine/errors.js';
 import { analyzerFor } from '../../src/engine/search/keyword/analyzer.js';
 import { keywordReader } from '../../src/engine/search/keyword/reader.js';
 import { parseQuery } from '../../src/engine/search/query/parse.js';
 import { resolveTerms } from '../../src/engine/search/query/resolve.js';
 import { MatchAnalyzer, pairCost } from '../../src/engine/search/ranking/matches.js';
-import { openTestIndex, type TestIndex } from './helpers.js';
+import { dumpKeyword, openTestIndex, type TestIndex } from './helpers.js';
 import { movies as moviesData } from '../data.js';
 import type { Document } from '../../src/engine/types.js';
 
@@ -171,48 +171,6 @@ describe('keyword search on movies.json (4,000 most recent films)', () => {
   });
 });
 
-/**
- * Every keyword database of an index, postings as external ids (word ids may differ), each list
- * with its tail (see tails.ts): what a reader sees, whichever way the batches stored it.
- */
-function dumpKeyword(x: TestIndex): Record<string, unknown> {
-  const dbs = keywordDbs(x.index.store);
-  // Each document read once: mapping every posting through getDocument would decode it per posting.
-  const idOf = new Map<number, number>();
-  for (const { key, value } of x.index.store.documentEntries()) idOf.set(key, value.id as number);
-  const idFor = (d: number) => {
-    const id = idOf.get(d);
-    if (id === undefined) throw new Error(`posting names docid ${d}, which holds no document`);
-    return id;
-  };
-  const ids = (docids: Iterable<number>) => [...docids].map(idFor).sort((p: number, q: number) => p - q);
-  const docids = (bytes: Uint8Array): number[] => [...RoaringBitmap32.deserialize(Buffer.from(bytes), true)];
-  const out: Record<string, unknown> = {};
-  for (const name of ['words', 'exactWords', 'prefixes', 'values'] as const) {
-    const m: Record<string, number[]> = {};
-    for (const { key, value } of dbs[name].getRange()) {
-      const tail = dbs.tails[name].getBinary(key as string);
-      m[key as string] = ids(new Set([...docids(value), ...(tail ? docids(tail) : [])]));
-    }
-    out[name] = m;
-  }
-  // Word records: every part (field, first-position bucket) of every word.
-  const byPart = new Map<string, Set<number>>();
-  for (const { key, value } of dbs.wordParts.getRange()) {
-    const tail = dbs.tails.wordParts.getBinary(key as string);
-    for (const record of tail ? [value, tail] : [value]) {
-      for (const part of decodeWordRecord(record)) {
-        const k = `${key as string}/${part.tag}`;
-        if (!byPart.has(k)) byPart.set(k, new Set());
-        for (const d of docids(part.bitmap)) byPart.get(k)!.add(d);
-      }
-    }
-  }
-  const parts: Record<string, number[]> = {};
-  for (const [k, set] of byPart) parts[k] = ids(set);
-  out.parts = parts;
-  return out;
-}
 
 describe('incremental indexing stays exact', () => {
   it('add, update and delete give the same databases as a fresh build', async () => {

@@ -35,6 +35,16 @@ const PROVISIONAL_ID = 0x8000_0000;
 
 /** Pending postings after which deltas are merged into LMDB mid-batch. */
 const FLUSH_THRESHOLD = 12_000_000;
+let flushThreshold = FLUSH_THRESHOLD;
+
+/**
+ * For tests: merge mid-batch past `postings` pending postings (none given: the default). A batch
+ * reaches the default only past some 30,000 documents; a low bound makes a small batch take the
+ * same path, flush after flush, each one merging into what the previous ones wrote.
+ */
+export function setFlushThreshold(postings?: number): void {
+  flushThreshold = postings ?? FLUSH_THRESHOLD;
+}
 /** Positions beyond this in a field are not indexed (as Meilisearch caps positions per attribute). */
 const MAX_POSITION = 65_535;
 
@@ -1218,7 +1228,7 @@ class BatchWriter {
   /** Takes one change into the deltas, merging into the databases when they grow past the bound. Inside the write transaction. */
   change(change: DocumentChange): void {
     this.extract(change);
-    if (this.pending() > FLUSH_THRESHOLD) this.flush();
+    if (this.pending() > flushThreshold) this.flush();
   }
 
   /**
@@ -1582,8 +1592,8 @@ export const keywordExtension: IndexExtension = {
     // The later part of a large batch of new documents is extracted in another thread meanwhile
     // (see parallel-extract.ts), each side up to half the bound.
     const split = parallelSplit(changes);
-    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), FLUSH_THRESHOLD / 2) : null;
-    const bound = helper ? FLUSH_THRESHOLD / 2 : FLUSH_THRESHOLD;
+    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), flushThreshold / 2) : null;
+    const bound = helper ? flushThreshold / 2 : flushThreshold;
     let done = 0;
     let sliceStart = performance.now();
     while (done < split && writer.pending() <= bound) {
