@@ -163,6 +163,22 @@ export function decodeWordRecord(raw: Uint8Array): WordPart[] {
   return parts;
 }
 
+/**
+ * Calls `visit` with each part's tag and serialized bitmap as a view into `raw` (valid while
+ * `raw` is): for a reader that deserializes each part at once, which copies it anyway.
+ */
+export function forEachRecordPart(raw: Uint8Array, visit: (tag: number, bitmap: Uint8Array) => void): void {
+  const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  const n = buf.readUInt32LE(4);
+  const head = 4 * (2 + 2 * n);
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const end = buf.readUInt32LE(8 + 4 * (n + i));
+    visit(buf.readUInt32LE(8 + 4 * i), raw.subarray(head + start, head + end));
+    start = end;
+  }
+}
+
 /** The serialized bitmap of one part, as a view into `raw` (valid while `raw` is), or undefined. */
 export function recordPart(raw: Uint8Array, tag: number): Uint8Array | undefined {
   const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.length);

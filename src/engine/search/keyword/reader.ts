@@ -8,7 +8,7 @@ import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { WordDictionary } from '../../text/typo.js';
 import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
-import { bucketTag, decodeWordRecord, hasPairKey, pairKey, pairPrefixKey, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
+import { bucketTag, forEachRecordPart, hasPairKey, pairKey, pairPrefixKey, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
 import { BoundedCache } from './bounded-cache.js';
 import type { Vocabulary } from './vocabulary.js';
@@ -187,17 +187,18 @@ export class KeywordReader {
     if (raw) {
       bytes += raw.length;
       const long = hasTail(raw.length);
-      // Deserialized (copied) before the next read reuses lmdb's buffer.
-      for (const { tag, bitmap } of decodeWordRecord(raw)) parts.set(tag, RoaringBitmap32.deserialize(bitmap, true));
+      // Deserialized (copied) from views of lmdb's buffer, before the next read reuses it.
+      forEachRecordPart(valueBytes(raw), (tag, bitmap) => parts.set(tag, RoaringBitmap32.deserialize(bitmap, true)));
       const tail = long ? this.dbs.tails.wordParts.getBinaryFast(word) : undefined;
-      if (tail) bytes += tail.length;
-      if (tail)
-        for (const { tag, bitmap } of decodeWordRecord(tail)) {
+      if (tail) {
+        bytes += tail.length;
+        forEachRecordPart(valueBytes(tail), (tag, bitmap) => {
           const extra = RoaringBitmap32.deserialize(bitmap, true);
           const known = parts.get(tag);
           if (known) known.orInPlace(extra);
           else parts.set(tag, extra);
-        }
+        });
+      }
     }
     this.records.set(word, parts, bytes);
     return parts;

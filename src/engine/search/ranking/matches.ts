@@ -112,14 +112,16 @@ export class MatchAnalyzer {
       if (t.prefix !== null) {
         const [lo, hi] = reader.dictionary().prefixRange(t.prefix);
         if (hi - lo <= MAX_PREFIX_IDS) {
-          const dictIds = reader.dictionaryIds();
+          // Marked here and cleared by range in `release`: listed one by one in `touched`, the
+          // 20,000 ids of a one-letter prefix grew an array per search (a tenth of what the
+          // keystrokes of the as-typed set allocate).
+          const dictIds = (this.rangeIds ??= reader.dictionaryIds());
+          const any = this.any;
           for (let k = lo; k < hi; k++) {
             const id = dictIds[k]!;
-            if (id >= 0) {
-              arr[id] = 1;
-              touched.push(id);
-            }
+            if (id >= 0) arr[id] = any[id] = 1;
           }
+          this.ranges.push(lo, hi);
         } else this.openPrefix[i] = t.prefix;
       }
       for (const [w, typos] of t.words) {
@@ -143,12 +145,16 @@ export class MatchAnalyzer {
         }
       }
     }
+    this.phrase = terms.map((t) => (t.term.kind === 'phrase' ? 1 : 0));
     this.checkAll = this.openPrefix.some((p) => p !== null);
     this.withSequences = this.sequences.some((seqs) => seqs.length > 0);
   }
 
   /** Ids set in the tables, cleared by `release`. */
   private readonly touched: number[] = [];
+  /** Dictionary ranges (lo, hi pairs) whose ids are set in the tables, and the ids they were read with; cleared by `release`. */
+  private readonly ranges: number[] = [];
+  private rangeIds: Int32Array | null = null;
   private released = false;
 
   /**
@@ -159,8 +165,16 @@ export class MatchAnalyzer {
     // Twice would hand the same table to two later searches.
     if (this.released) return;
     this.released = true;
+    const ranges = this.ranges;
+    const dictIds = this.rangeIds;
     for (const table of [this.any, ...this.idTypos]) {
       for (const id of this.touched) table[id] = 0;
+      for (let r = 0; r < ranges.length; r += 2) {
+        for (let k = ranges[r]!; k < ranges[r + 1]!; k++) {
+          const id = dictIds![k]!;
+          if (id >= 0) table[id] = 0;
+        }
+      }
       giveTable(table);
     }
     this.touched.length = 0;
@@ -168,6 +182,8 @@ export class MatchAnalyzer {
   }
 
   private readonly any: Int8Array;
+  /** Per term: 1 for a phrase (its sequence occurrences are exact). */
+  private readonly phrase: number[];
   private readonly checkAll: boolean;
   /** Some term has word sequences (phrase, synonym, split) to look for. */
   private readonly withSequences: boolean;
@@ -327,7 +343,7 @@ export class MatchAnalyzer {
     // Hoisted, as in scanProximity: every word of every document of a small bucket passes here,
     // and most are no query word (a `star wars` search spent a fifth of its CPU in this loop).
     const { idTypos, openPrefix, any, checkAll, vocabulary, allowed, withSequences, termWordIds } = this;
-    const phrase = this.terms.map((t) => (t.term.kind === 'phrase' ? 1 : 0));
+    const phrase = this.phrase;
     while (c.nextField()) {
       const fid = c.fid;
       const n = c.n;
