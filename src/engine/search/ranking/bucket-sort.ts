@@ -40,15 +40,20 @@ export function bucketSort(
   const active = ctx.terms.map((_, i) => i);
   let steps = 0;
 
-  const emit = (docids: Docids, details: RuleDetail[]) => {
+  // The details of the bucket being visited, one per rule applied so far: pushed and popped as
+  // the visit descends and returns, copied only for the hits of an emitted bucket.
+  const details: RuleDetail[] = [];
+
+  const emit = (docids: Docids) => {
     const score = globalScore(details);
     if (options.threshold !== null && score < options.threshold) return;
+    let kept: RuleDetail[] | null = null;
     // Iterate lazily: a large final bucket is usually cut after a page of hits.
     for (const docid of docids) {
       if (options.distinct && !options.distinct(docid)) continue;
       counted++;
       above?.push(docid);
-      if (hits.length < options.want) hits.push({ docid, details, score });
+      if (hits.length < options.want) hits.push({ docid, details: (kept ??= details.slice()), score });
       else if (options.threshold === null) {
         stop = true;
         return;
@@ -56,21 +61,23 @@ export function bucketSort(
     }
   };
 
-  const visit = (level: number, docids: Docids, act: number[], details: RuleDetail[]) => {
+  const visit = (level: number, docids: Docids, act: number[]) => {
     if (stop || sizeOf(docids) === 0) return;
     if (options.threshold !== null && upperBound(details) < options.threshold) return;
     if (options.deadline !== null && ++steps % 16 === 0 && Date.now() > options.deadline) {
       // Out of time: what is left of this bucket keeps its current order.
       degraded = true;
-      emit(docids, details);
+      emit(docids);
       return;
     }
-    if (level === rules.length) return emit(docids, details);
+    if (level === rules.length) return emit(docids);
     for (const b of rules[level]!.split(docids, act, ctx)) {
-      visit(level + 1, b.docids, b.active, [...details, b.detail]);
+      details.push(b.detail);
+      visit(level + 1, b.docids, b.active);
+      details.pop();
       if (stop) return;
     }
   };
-  visit(0, universe, active, []);
+  visit(0, universe, active);
   return { hits, aboveThreshold: counted, aboveThresholdDocids: above, degraded };
 }
