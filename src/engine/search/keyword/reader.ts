@@ -6,7 +6,7 @@
 import roaring from 'roaring';
 import type { Bitmap, IndexStore } from '../../index/store.js';
 import type { WordDictionary } from '../../text/typo.js';
-import { decodeEntry, entryExactness, type DocEntry } from './entry.js';
+import { entryExactness } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
 import { bucketTag, forEachRecordPart, hasPairKey, pairKey, pairPrefixKey, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
@@ -233,11 +233,6 @@ export class KeywordReader {
       this.exactKnown = this.dbs.exactWords.getKeysCount({ limit: 1 }) > 0;
     }
     return this.exactKnown;
-  }
-
-  doc(docid: number): DocEntry | undefined {
-    const raw = this.dbs.docs.getBinaryFast(docid);
-    return raw ? decodeEntry(raw) : undefined;
   }
 
   /** Documents with a value (array element, sentence) made of exactly these words. */

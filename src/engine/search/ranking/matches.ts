@@ -3,7 +3,7 @@
  * the position-based rules (proximity, attributeRank, wordPosition, exactness), computed at most
  * once per document and query.
  */
-import { EntryCursor, entryExactness, type DocEntry } from '../keyword/entry.js';
+import { EntryCursor, entryExactness } from '../keyword/entry.js';
 import type { KeywordReader } from '../keyword/reader.js';
 import type { Vocabulary } from '../keyword/vocabulary.js';
 import type { ResolvedTerm } from '../query/resolve.js';
@@ -23,6 +23,12 @@ export const occurrencePosition = (occ: TermOccurrences, k: number): number => o
 export interface DocMatches {
   /** Per resolved term index. */
   occurrences: TermOccurrences[];
+  /**
+   * The stored entry they were read from (KeywordReader.keptDoc: stable bytes), for `exactness`:
+   * the last rule reads the same documents again, and a second LMDB read per document cost 6% of
+   * a `star wars` search.
+   */
+  raw?: Uint8Array;
 }
 
 /**
@@ -78,9 +84,6 @@ export function pairCost(a: TermOccurrences, b: TermOccurrences, byAttribute: bo
   }
   return best;
 }
-
-/** Entries `MatchAnalyzer` keeps for `exactness` (one search's small buckets hold fewer). */
-const MAX_KEPT_ENTRIES = 512;
 
 /** Prefix ranges up to this many words are resolved to word ids up front. */
 const MAX_PREFIX_IDS = 20_000;
@@ -178,7 +181,6 @@ export class MatchAnalyzer {
       giveTable(table);
     }
     this.touched.length = 0;
-    this.raws.clear();
   }
 
   private readonly any: Int8Array;
@@ -191,17 +193,6 @@ export class MatchAnalyzer {
   /** The word ids of `words`, -1 for unknown ones. */
   idsOf(words: readonly string[]): number[] {
     return words.map((w) => this.reader.idOf(w) ?? -1);
-  }
-
-  private readonly entries = new Map<number, DocEntry>();
-
-  /** The stored words of a document. */
-  entry(docid: number): DocEntry {
-    const known = this.entries.get(docid);
-    if (known) return known;
-    const entry = this.reader.doc(docid) ?? [];
-    this.entries.set(docid, entry);
-    return entry;
   }
 
   get(docid: number): DocMatches {
@@ -317,16 +308,9 @@ export class MatchAnalyzer {
     return false;
   }
 
-  /**
-   * The entries `compute` read, for `exactness`: the last rule reads the same documents again,
-   * and a second LMDB read per document cost 6% of a `star wars` search. Only documents of small
-   * buckets are computed; the bound is a safeguard.
-   */
-  private readonly raws = new Map<number, Uint8Array>();
-
   /** See `entryExactness`; -1 for a document without searchable words. */
   exactness(docid: number, wanted: readonly number[]): number {
-    const raw = this.raws.get(docid);
+    const raw = this.cache.get(docid)?.raw;
     return raw ? entryExactness(raw, wanted) : this.reader.exactness(docid, wanted);
   }
 
@@ -336,7 +320,6 @@ export class MatchAnalyzer {
     // kept between searches (KeywordReader.keptDoc): stable bytes, so `exactness` reads them too
     const raw = this.reader.keptDoc(docid);
     if (!raw) return { occurrences };
-    if (this.raws.size < MAX_KEPT_ENTRIES) this.raws.set(docid, raw);
     const c = this.cursor;
     c.open(raw);
     const nTerms = this.terms.length;
@@ -359,6 +342,6 @@ export class MatchAnalyzer {
         }
       }
     }
-    return { occurrences };
+    return { occurrences, raw };
   }
 }
