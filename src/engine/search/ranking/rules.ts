@@ -140,7 +140,8 @@ const MAX_COST_RANGE = 1 << 16;
 function* byCost(docids: Docids, active: number[], cost: (docid: number) => number, detail: (cost: number) => RuleDetail): Iterable<Bucket> {
   // read in place: copied into a plain array, a large bucket's ids were allocated twice
   const ids: ArrayLike<number> = Array.isArray(docids) ? docids : docids.toUint32Array();
-  const costs = new Int32Array(ids.length);
+  // plain arrays: a typed array's buffer costs more than the few costs of a small bucket
+  const costs = new Array<number>(ids.length);
   let min = Infinity;
   let max = -Infinity;
   for (let i = 0; i < ids.length; i++) {
@@ -161,7 +162,7 @@ function* byCost(docids: Docids, active: number[], cost: (docid: number) => numb
     }
     return;
   }
-  const counts = new Int32Array(max - min + 1);
+  const counts = new Array<number>(max - min + 1).fill(0);
   for (let i = 0; i < costs.length; i++) counts[costs[i]! - min]!++;
   for (let k = 0; k < counts.length; k++) {
     const n = counts[k]!;
