@@ -6,7 +6,7 @@ import { osa } from '../../../test/edit-distance.js';
 const dict = new WordDictionary(
   ['abc', 'bat', 'batman', 'batmobile', 'batsman', 'catman', 'hatman', 'superman', 'supermen', 'tabman', 'btaman', 'atman', 'bbatman'].sort(),
 );
-const asMap = (m: { word: string; typos: number }[]) => Object.fromEntries(m.map((x) => [x.word, x.typos]));
+const asMap = (m: readonly { word: string; typos: number }[]) => Object.fromEntries(m.map((x) => [x.word, x.typos]));
 
 describe('WordDictionary.fuzzy', () => {
   it('counts a transposition as one typo and keeps the first letter under a one-typo budget', () => {
@@ -21,6 +21,16 @@ describe('WordDictionary.fuzzy', () => {
   it('matches prefixes with typos for the last query word', () => {
     expect(asMap(dict.fuzzy('batmo', 1, true))).toEqual({ batmobile: 0, batman: 1 });
     expect(asMap(dict.fuzzy('bat', 0, true))).toEqual({ bat: 0, batman: 0, batmobile: 0, batsman: 0 });
+  });
+  it('keeps derivations apart by budget, prefix and limit when it answers from the ones it kept', () => {
+    const d = new WordDictionary(['batman', 'batmobile', 'batsman', 'catman', 'bbatman', 'btaman'].sort());
+    for (let pass = 0; pass < 2; pass++) {
+      expect(asMap(d.fuzzy('batmo', 1, true))).toEqual({ batmobile: 0, batman: 1 });
+      expect(asMap(d.fuzzy('batmo', 1, false))).toEqual({});
+      expect(asMap(d.fuzzy('batman', 1, false))).toEqual({ batman: 0, batsman: 1, bbatman: 1, btaman: 1 });
+      expect(asMap(d.fuzzy('batman', 2, false))).toMatchObject({ batman: 0, catman: 2 });
+      expect(d.fuzzy('batman', 1, false, 2).map((m) => m.word)).toEqual(['batman', 'batsman']);
+    }
   });
   it('agrees with a brute-force distance on a real vocabulary', async () => {
     const movies = filmsFixture();
