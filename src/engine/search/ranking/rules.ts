@@ -467,10 +467,10 @@ const attributeRank: RankingRule = {
     const fids = ctx.fids ?? paths.map((_, fid) => fid);
     const rankOf = new Map(fids.map((fid) => [fieldTag(fid), ctx.fidRank(fid)]));
     const fast = bitmapCosts(docids, active, ctx, per - 1, (words) => {
-      // each word's record once (see KeywordReader.wordParts)
+      // each word's record once (see KeywordReader.wordFields)
       const byRank: Bitmap[][] = Array.from({ length: per }, () => []);
       for (const w of words)
-        for (const [tag, bitmap] of ctx.reader.wordParts(w)) {
+        for (const [tag, bitmap] of ctx.reader.wordFields(w)) {
           const r = rankOf.get(tag);
           if (r !== undefined) byRank[r]!.push(bitmap);
         }
@@ -503,10 +503,10 @@ const wordPosition: RankingRule = {
   split(docids, active, ctx) {
     const maxRank = active.length * MAX_POSITION_BUCKET + 1;
     const fast = bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) => {
-      // each word's record once (see KeywordReader.wordParts); the last bucket costs as much as none
+      // each word's record once (see KeywordReader.wordFields); the last bucket costs as much as none
       const byBucket: Bitmap[][] = Array.from({ length: MAX_POSITION_BUCKET }, () => []);
       for (const w of words)
-        for (const [tag, bitmap] of ctx.reader.wordParts(w)) {
+        for (const [tag, bitmap] of ctx.reader.wordBuckets(w)) {
           const b = tag - BUCKET_TAG;
           if (b >= 0 && b < MAX_POSITION_BUCKET) byBucket[b]!.push(bitmap);
         }
