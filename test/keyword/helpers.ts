@@ -133,9 +133,10 @@ export function dumpKeyword(x: TestIndex): Record<string, unknown> {
   for (const { key, value } of dbs.idBlocks.getRange()) words.set(key as number, value as Array<string | null>);
   const wordOf = (id: number) => words.get(Math.floor(id / ID_BLOCK))?.[id % ID_BLOCK] ?? `#${id}`;
   const entries: Record<number, unknown> = {};
-  for (const { key, value } of dbs.docs.getRange()) entries[idFor(key as number)] = decodeEntry(value as Uint8Array)
-      .map(([fid, ids, positions]) => [fieldPath(fid), Array.from(ids, wordOf), Array.from(positions)] as const)
-      .sort((a, b) => a[0].localeCompare(b[0]));
+  for (const { key, value } of dbs.docs.getRange()) {
+    const fields = decodeEntry(value as Uint8Array).map(([fid, ids, positions]) => [fieldPath(fid), Array.from(ids, wordOf), Array.from(positions)] as const);
+    entries[idFor(key as number)] = fields.sort((a, b) => a[0].localeCompare(b[0]));
+  }
   out.entries = entries;
   return out;
 }

@@ -503,7 +503,7 @@ const wordPosition: RankingRule = {
   split(docids, active, ctx) {
     const maxRank = active.length * MAX_POSITION_BUCKET + 1;
     const fast = bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) => {
-      // each word's record once (see KeywordReader.wordFields); the last bucket costs as much as none
+      // each word's record once (see KeywordReader.wordBuckets); the last bucket costs as much as none
       const byBucket: Bitmap[][] = Array.from({ length: MAX_POSITION_BUCKET }, () => []);
       for (const w of words)
         for (const [tag, bitmap] of ctx.reader.wordBuckets(w)) {
