@@ -150,16 +150,8 @@ export function recordId(raw: Uint8Array): number {
 
 /** Every part of a record, copied out (lmdb reuses the buffer of fast reads). */
 export function decodeWordRecord(raw: Uint8Array): WordPart[] {
-  const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
-  const n = buf.readUInt32LE(4);
-  const head = 4 * (2 + 2 * n);
   const parts: WordPart[] = [];
-  let start = 0;
-  for (let i = 0; i < n; i++) {
-    const end = buf.readUInt32LE(8 + 4 * (n + i));
-    parts.push({ tag: buf.readUInt32LE(8 + 4 * i), bitmap: Uint8Array.prototype.slice.call(buf, head + start, head + end) });
-    start = end;
-  }
+  forEachRecordPart(raw, (tag, bitmap) => parts.push({ tag, bitmap: Uint8Array.prototype.slice.call(bitmap) }));
   return parts;
 }
 
@@ -174,7 +166,7 @@ export function forEachRecordPart(raw: Uint8Array, visit: (tag: number, bitmap: 
   let start = 0;
   for (let i = 0; i < n; i++) {
     const end = buf.readUInt32LE(8 + 4 * (n + i));
-    visit(buf.readUInt32LE(8 + 4 * i), raw.subarray(head + start, head + end));
+    visit(buf.readUInt32LE(8 + 4 * i), buf.subarray(head + start, head + end));
     start = end;
   }
 }
