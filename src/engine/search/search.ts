@@ -225,7 +225,7 @@ export function keywordSearch(
     maxFidRank: Math.max(1, distinctRanks.length),
     reader,
     fids,
-    termWords: enumerableWords(terms, reader),
+    ...enumerableWords(terms, reader),
   };
   const cutoff = settings.searchCutoffMs ?? DEFAULT_SEARCH_CUTOFF_MS;
   let sorted: ReturnType<typeof bucketSort>;
@@ -280,9 +280,10 @@ function evaluateQuery(
 }
 
 /** Words a term can match, when few enough to rank from posting lists (phrases never are). */
-function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<typeof keywordReader>): (i: number) => string[] | null {
+function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<typeof keywordReader>): Pick<RankingContext, 'termWords' | 'termWordsCut'> {
   const cache = new Map<number, string[] | null>();
-  return (i) => {
+  const cut = new Set<number>();
+  const termWords = (i: number): string[] | null => {
     if (cache.has(i)) return cache.get(i)!;
     const t = terms[i]!;
     let words: string[] | null = null;
@@ -293,12 +294,14 @@ function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<type
       if (t.prefix !== null) {
         const extended = reader.dictionary().wordsWithPrefix(t.prefix, MAX_ENUMERATED + 1);
         if (extended.length + set.size <= MAX_ENUMERATED) for (const w of extended) set.add(w);
+        else cut.add(i);
       }
       words = [...set];
     }
     cache.set(i, words);
     return words;
   };
+  return { termWords, termWordsCut: (i) => (termWords(i), cut.has(i)) };
 }
 
 const MAX_ENUMERATED = 256;

@@ -1,12 +1,16 @@
 /**
  * The bucket sort: apply the ranking rules in order, each splitting the current bucket into
  * ordered sub-buckets, depth first, until enough documents are ranked. Documents of a final
- * bucket keep docid order. With a ranking score threshold, buckets whose best reachable score is
+ * bucket keep docid order; a rule's bucket may hold documents it checks only as they are
+ * returned (Unsure). With a ranking score threshold, buckets whose best reachable score is
  * below it are skipped, and the documents above it are counted.
  */
 import type { RuleDetail } from './score.js';
 import { globalScore, upperBound } from './score.js';
-import { sizeOf, type Docids, type RankingContext, type RankingRule } from './rules.js';
+import roaring from 'roaring';
+import { BITMAP_PATH_MIN, sizeOf, toBitmap, type Docids, type RankingContext, type RankingRule, type Unsure } from './rules.js';
+
+const { RoaringBitmap32 } = roaring;
 
 export interface RankedHit {
   docid: number;
@@ -43,6 +47,30 @@ export function bucketSort(
   // The details of the bucket being visited, one per rule applied so far: pushed and popped as
   // the visit descends and returns, copied only for the hits of an emitted bucket.
   const details: RuleDetail[] = [];
+  // The unsure documents of the buckets being visited (see Unsure).
+  const unsures: Unsure[] = [];
+  const admitted = (docid: number): boolean => {
+    for (let i = 0; i < unsures.length; i++) if (!unsures[i]!.admit(docid)) return false;
+    return true;
+  };
+
+  /**
+   * The rules rank a bucket from posting lists or from each document's entry depending on its
+   * size (BITMAP_PATH_MIN), and the two agree only where a term's words can all be enumerated
+   * (RankingContext.termWordsCut). Where unsure documents may make that choice, they are asked
+   * about first, so that the rule ranks the bucket it would have ranked had they been read.
+   */
+  const settle = (docids: Docids, act: number[]): Docids => {
+    const size = sizeOf(docids);
+    if (size < BITMAP_PATH_MIN || !act.some((i) => ctx.termWordsCut(i))) return docids;
+    const all = toBitmap(docids);
+    let unsureHere = 0;
+    for (const u of unsures) unsureHere += all.andCardinality(u.docs);
+    if (size - unsureHere >= BITMAP_PATH_MIN) return docids;
+    const out = all.clone();
+    for (const u of unsures) for (const d of RoaringBitmap32.and(all, u.docs)) if (!u.admit(d)) out.remove(d);
+    return out;
+  };
 
   const emit = (docids: Docids) => {
     const score = globalScore(details);
@@ -50,6 +78,8 @@ export function bucketSort(
     let kept: RuleDetail[] | null = null;
     // Iterate lazily: a large final bucket is usually cut after a page of hits.
     for (const docid of docids) {
+      // before `distinct`, which marks the document's value as seen
+      if (unsures.length > 0 && !admitted(docid)) continue;
       if (options.distinct && !options.distinct(docid)) continue;
       counted++;
       above?.push(docid);
@@ -71,9 +101,12 @@ export function bucketSort(
       return;
     }
     if (level === rules.length) return emit(docids);
-    for (const b of rules[level]!.split(docids, act, ctx)) {
+    const bucket = unsures.length > 0 ? settle(docids, act) : docids;
+    for (const b of rules[level]!.split(bucket, act, ctx)) {
       details.push(b.detail);
+      if (b.unsure) unsures.push(b.unsure);
       visit(level + 1, b.docids, b.active);
+      if (b.unsure) unsures.pop();
       details.pop();
       if (stop) return;
     }

@@ -22,6 +22,20 @@ export interface Bucket {
   /** Indices of the query terms this bucket must match (set by `words`). */
   active: number[];
   detail: RuleDetail;
+  /** Documents of the bucket that may belong to a later bucket of the same rule (see Unsure). */
+  unsure?: Unsure;
+}
+
+/**
+ * Documents a rule put in a bucket on what its postings say, without reading them: some may
+ * belong to a later bucket of the rule. The bucket sort asks `admit` for each one it is about to
+ * return (or whose reading decides how a later rule ranks the bucket); false moves the document
+ * to the later bucket where it belongs, which the rule then yields with it.
+ */
+export interface Unsure {
+  /** Those not asked about yet (shrinks as `admit` is called). */
+  docs: Bitmap;
+  admit(docid: number): boolean;
 }
 
 export interface RankingContext {
@@ -38,10 +52,16 @@ export interface RankingContext {
   fids: number[] | null;
   /** Every word a term can match when they are few enough to enumerate, else null. */
   termWords: (i: number) => string[] | null;
+  /**
+   * Whether `termWords(i)` leaves out words the term matches: a short prefix's, past a bound. The
+   * rules that rank a large bucket from posting lists then rank its pure prefix matches last,
+   * where reading each document ranks them by where they are.
+   */
+  termWordsCut: (i: number) => boolean;
 }
 
 /** Buckets at least this large are ranked from posting lists when the terms allow it. */
-const BITMAP_PATH_MIN = 256;
+export const BITMAP_PATH_MIN = 256;
 
 export interface RankingRule {
   key: string;
@@ -391,18 +411,26 @@ function membershipLevels(all: Bitmap, sets: readonly Bitmap[]): Bitmap[] {
 }
 
 /**
- * The proximity buckets of a plan, cheapest first, each read only as far as it needs. A document
- * adjacent on m of the P pairs costs at least P - m (every other pair costs 1 or more), so the
- * documents of cost c are among those possibly adjacent on P - c pairs or more: the cheapest
- * bucket reads the documents possibly adjacent on every pair (a large bucket is usually cut
- * within it), the next ones those adjacent on enough pairs ("the year the": where "the year" or
- * "year the" may be adjacent), the rest only when the search gets that far (all of it, for a
- * frequent word followed by the first letters of the next, as someone types).
+ * The proximity buckets of a plan, cheapest first. A document adjacent on m of the P pairs costs
+ * at least P - m (every other pair costs 1 or more), so the documents of cost c are among those
+ * possibly adjacent on P - c pairs or more: bucket c holds the documents known to cost c and
+ * those of that level not read yet (`Unsure`), each read only when the search is about to return
+ * it, and moved to the bucket of its cost when that is more. A search that fills its page from
+ * the first buckets reads the documents it returns, not every document possibly adjacent: after
+ * a longer first word, pair postings cover short second words only, so "day the" on the movies
+ * read the 606 documents with "day" and a longer word starting with "the", and now reads 62.
+ * What the search skipped of a bucket (below a ranking score threshold) is read when it comes
+ * back for more, so that every later bucket is whole.
  */
 function* adjacencyBuckets(plan: AdjacencyPlan, all: Bitmap, active: number[], ctx: RankingContext, detail: (cost: number) => RuleDetail): Iterable<Bucket> {
   const pairs = active.length - 1;
   const settled = plan.certain.clone();
   const groups = new Map<number, number[]>();
+  const place = (d: number, cost: number) => {
+    const group = groups.get(cost);
+    if (group) group.push(d);
+    else groups.set(cost, [d]);
+  };
   // Only the top level for the cheapest bucket; every level once a search needs more.
   let levels: Bitmap[] | null = null;
   for (let c = 0; ; c++) {
@@ -412,28 +440,34 @@ function* adjacencyBuckets(plan: AdjacencyPlan, all: Bitmap, active: number[], c
       wanted = plan.maybe[0]!;
       for (const m of plan.maybe.slice(1)) wanted = RoaringBitmap32.and(wanted, m);
     } else wanted = (levels ??= membershipLevels(all, plan.maybe))[Math.max(0, level)]!;
-    const toRead = RoaringBitmap32.andNot(wanted, settled);
-    // The later rules rank a small bucket from each document's occurrences: build them now, once.
-    const keep = c > 0 && toRead.size < BITMAP_PATH_MIN;
-    for (const d of toRead) {
-      const cost = ctx.matches.proximity(d, active, false, keep);
-      const group = groups.get(cost);
-      if (group) group.push(d);
-      else groups.set(cost, [d]);
+    // Documents of cost c not read yet: all of them have cost c or more (those possibly adjacent
+    // on more pairs were read for an earlier bucket).
+    const unread = RoaringBitmap32.andNot(wanted, settled);
+    settled.orInPlace(unread);
+    const bucket = c === 0 ? plan.certain.clone() : new RoaringBitmap32();
+    const known = groups.get(c);
+    groups.delete(c);
+    if (known) bucket.addMany(known);
+    bucket.orInPlace(unread);
+    const admit = (d: number): boolean => {
+      if (!unread.has(d)) return true;
+      unread.remove(d);
+      const cost = ctx.matches.proximity(d, active, false, false);
+      if (cost === c) return true;
+      place(d, cost);
+      return false;
+    };
+    if (!bucket.isEmpty) yield { docids: bucket, active, detail: detail(c), unsure: unread.isEmpty ? undefined : { docs: unread, admit } };
+    // Back for more: place what the search did not reach (cost c: it was in this bucket).
+    for (const d of unread) {
+      const cost = ctx.matches.proximity(d, active, false, false);
+      if (cost !== c) place(d, cost);
     }
-    settled.orInPlace(toRead);
-    // Every document of cost c is read by now: its level is at least pairs - c.
-    const costs = level > 0 ? [c] : [...groups.keys()].filter((k) => k >= c).sort((a, b) => a - b);
-    for (const k of costs) {
-      const group = groups.get(k) ?? [];
-      groups.delete(k);
-      if (k === 0) {
-        const bucket = plan.certain.clone();
-        bucket.addMany(group);
-        if (!bucket.isEmpty) yield { docids: bucket, active, detail: detail(0) };
-      } else if (group.length > 0) yield { docids: group.sort((a, b) => a - b), active, detail: detail(k) };
+    if (level <= 0) {
+      // Every document is read: the rest by cost.
+      for (const k of [...groups.keys()].sort((a, b) => a - b)) yield { docids: groups.get(k)!.sort((a, b) => a - b), active, detail: detail(k) };
+      return;
     }
-    if (level <= 0) return;
   }
 }
 
