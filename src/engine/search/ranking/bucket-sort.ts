@@ -58,18 +58,24 @@ export function bucketSort(
    * The rules rank a bucket from posting lists or from each document's entry depending on its
    * size (BITMAP_PATH_MIN), and the two agree only where a term's words can all be enumerated
    * (RankingContext.termWordsCut). Where unsure documents may make that choice, they are asked
-   * about first, so that the rule ranks the bucket it would have ranked had they been read.
+   * about first, until the bucket is known to be large or all are read, so that the rule ranks
+   * the bucket it would have ranked had they been read.
    */
   const settle = (docids: Docids, act: number[]): Docids => {
     const size = sizeOf(docids);
     if (size < BITMAP_PATH_MIN || !act.some((i) => ctx.termWordsCut(i))) return docids;
     const all = toBitmap(docids);
-    let unsureHere = 0;
-    for (const u of unsures) unsureHere += all.andCardinality(u.docs);
-    if (size - unsureHere >= BITMAP_PATH_MIN) return docids;
-    const out = all.clone();
-    for (const u of unsures) for (const d of RoaringBitmap32.and(all, u.docs)) if (!u.admit(d)) out.remove(d);
-    return out;
+    const pending = unsures.length === 1 ? unsures[0]!.docs : RoaringBitmap32.orMany(unsures.map((u) => u.docs));
+    // documents of the bucket still to admit before it is large whatever the others turn out to be
+    let missing = BITMAP_PATH_MIN - (size - all.andCardinality(pending));
+    if (missing <= 0) return docids;
+    const moved: number[] = [];
+    for (const d of RoaringBitmap32.and(all, pending)) {
+      if (admitted(d)) missing--;
+      else moved.push(d);
+      if (missing === 0) break;
+    }
+    return moved.length === 0 ? docids : RoaringBitmap32.andNot(all, new RoaringBitmap32(moved));
   };
 
   const emit = (docids: Docids) => {
