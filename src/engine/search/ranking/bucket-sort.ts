@@ -84,16 +84,17 @@ export function bucketSort(
     let kept: RuleDetail[] | null = null;
     // Iterate lazily: a large final bucket is usually cut after a page of hits.
     for (const docid of docids) {
+      // Without a threshold nothing past the page is counted: stop before checking the next one.
+      if (options.threshold === null && hits.length >= options.want) {
+        stop = true;
+        return;
+      }
       // before `distinct`, which marks the document's value as seen
       if (unsures.length > 0 && !admitted(docid)) continue;
       if (options.distinct && !options.distinct(docid)) continue;
       counted++;
       above?.push(docid);
       if (hits.length < options.want) hits.push({ docid, details: (kept ??= details.slice()), score });
-      else if (options.threshold === null) {
-        stop = true;
-        return;
-      }
     }
   };
 
