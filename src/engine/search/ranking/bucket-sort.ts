@@ -109,6 +109,7 @@ export function bucketSort(
     }
     if (level === rules.length) return emit(docids);
     const bucket = unsures.length > 0 ? settle(docids, act) : docids;
+    if (sizeOf(bucket) === 0) return;
     for (const b of rules[level]!.split(bucket, act, ctx)) {
       details.push(b.detail);
       if (b.unsure) unsures.push(b.unsure);
