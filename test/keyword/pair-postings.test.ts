@@ -121,8 +121,8 @@ describe('pair postings for as-you-type proximity', () => {
     expect(slow).toEqual(fast);
     expect(fastReads).toBeLessThan((reads.count - fastReads) / 2);
     reads.restore();
-    // deeper pages, and a threshold that skips part of the buckets
-    // a document moved to a later bucket must not have taken its distinct value with it
+    // Deeper pages; a threshold that skips part of the buckets; `distinct`, whose values a
+    // document moved to a later bucket must not use up (see also bucket-sort-unsure.test.ts).
     for (const params of [{ limit: 300 }, { limit: 100, rankingScoreThreshold: 0.8 }, { limit: 20, distinct: 'year' }, { limit: 10, distinct: 'genres' }]) expect(ranking(t, long, params)).toEqual(withoutPairs(t, () => ranking(t, long, params)));
   });
 
