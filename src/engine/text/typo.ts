@@ -17,6 +17,7 @@
  * one first-letter edit away are looked up directly (`firstLetterEdits`).
  */
 
+import { BoundedCache } from '../bounded-cache.js';
 import { PackedWords } from './packed-words.js';
 
 export interface WordMatch {
@@ -48,8 +49,9 @@ export function allowedTypos(word: string, rules: TypoRules): 0 | 1 | 2 {
 /** Longest query word the automaton runs on; longer words only match exactly or by prefix. */
 const MAX_AUTOMATON_LENGTH = 64;
 
-/** Derivations a dictionary keeps (see WordDictionary.derivations): up to 150 words each. */
+/** Derivations a dictionary keeps (see WordDictionary.derivations), and the words they may hold in all. */
 const MAX_KEPT_DERIVATIONS = 512;
+const MAX_KEPT_DERIVED_WORDS = 512 * 200;
 
 export class WordDictionary {
   readonly words: PackedWords;
@@ -148,8 +150,7 @@ export class WordDictionary {
     const known = this.derivations.get(key);
     if (known) return known;
     const found = this.derive(query, maxTypos, prefix, limit);
-    if (this.derivations.size >= MAX_KEPT_DERIVATIONS) this.derivations.delete(this.derivations.keys().next().value!);
-    this.derivations.set(key, found);
+    this.derivations.set(key, found, found.length);
     return found;
   }
 
@@ -158,7 +159,7 @@ export class WordDictionary {
    * words typed before the last one again ("north s", "north sh", ...), and deriving a word of
    * 5 letters or more walks the dictionary for 100-300 µs.
    */
-  private readonly derivations = new Map<string, readonly WordMatch[]>();
+  private readonly derivations = new BoundedCache<readonly WordMatch[]>(MAX_KEPT_DERIVATIONS, MAX_KEPT_DERIVED_WORDS);
 
   private derive(query: string, maxTypos: 1 | 2, prefix: boolean, limit: number): readonly WordMatch[] {
     const walker = new AutomatonWalk(this.words, query, prefix);

@@ -10,7 +10,7 @@ import { entryExactness } from './entry.js';
 import { hasTail, readPostings, valueBytes } from './tails.js';
 import { BUCKET_TAG, bucketTag, forEachRecordPart, hasPairKey, pairKey, pairPrefixKey, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, fieldTag, valueKey, keywordDbs, keywordGeneration, type KeywordDbs } from './layout.js';
 import { loadFieldPaths } from './extension.js';
-import { BoundedCache } from './bounded-cache.js';
+import { BoundedCache } from '../../bounded-cache.js';
 import type { Vocabulary } from './vocabulary.js';
 import { buildDictionary, buildDictionaryIds, buildVocabulary, readLexicon } from './lexicon.js';
 

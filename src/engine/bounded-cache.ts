@@ -1,7 +1,8 @@
 /**
  * A cache of decoded values bounded both by count and by the bytes they hold, dropping the
- * oldest entries first. The keyword reader keeps decoded posting lists and word records in two of
- * them: counted alone, a few thousand lists of a large index could hold hundreds of MB.
+ * oldest entries first. The keyword reader keeps decoded posting lists, word records and stored
+ * entries in them (counted alone, a few thousand lists of a large index could hold hundreds of
+ * MB); the typo dictionary its recent derivations.
  */
 export class BoundedCache<V, K = string> {
   private readonly entries = new Map<K, { value: V; bytes: number }>();
