@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeEntry, EntryCursor, entryExactness } from './entry.js';
 import { legacyEntryFields } from './legacy.js';
+import { MAX_VALUE_FIELD_WORDS, MAX_VALUE_WORDS, START_WORDS } from './layout.js';
 
 type Fields = Array<[number, number[], number[]]>;
 
@@ -11,7 +12,8 @@ const rnd = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0)
 function randomEntry(): Fields {
   const fields: Fields = [];
   for (let f = 0, count = rnd(5); f < count; f++) {
-    const n = rnd(40);
+    // now and then a long text, which is not split into values
+    const n = rnd(8) === 0 ? MAX_VALUE_FIELD_WORDS + rnd(20) : rnd(40);
     const ids = Array.from({ length: n }, () => [rnd(128), rnd(20_000), rnd(300_000), 0xffff_ffff - rnd(10)][rnd(4)]!);
     const positions: number[] = [];
     for (let i = 0, p = rnd(3); i < n; i++, p += 1 + (rnd(6) === 0 ? 8 + rnd(5000) : 0)) positions.push(p);
@@ -71,33 +73,45 @@ describe('document entries', () => {
     expect(ours / u32).toBeLessThan(0.65);
   });
 
-  it('tell exactness: a value equal to the query, a value starting with it, or neither', () => {
+  it('tell exactness: a value equal to the query, the document starting with it, or neither', () => {
     // Two values of field 1 (a gap of 8 positions or more separates them): [10 11] and [12 10 11].
     const bytes = encodeEntry([[0, [99], [0]], [1, [10, 11, 12, 10, 11], [0, 1, 9, 10, 11]]]);
     expect(entryExactness(bytes, [10, 11])).toBe(0);
-    expect(entryExactness(bytes, [12])).toBe(1);
     expect(entryExactness(bytes, [12, 10, 11])).toBe(0);
-    expect(entryExactness(bytes, [11])).toBe(-1);
     expect(entryExactness(bytes, [99])).toBe(0);
+    // the first words of a field, but no value of their own
+    expect(entryExactness(bytes, [10])).toBe(1);
+    // a value starts with 12, but the document does not
+    expect(entryExactness(bytes, [12])).toBe(-1);
+    expect(entryExactness(bytes, [11])).toBe(-1);
+    expect(entryExactness(bytes, [10, 11, 12])).toBe(-1);
+    // a long text is not split into values (as kw-values): its first words only start the document
+    const long = Array.from({ length: MAX_VALUE_FIELD_WORDS + 1 }, (_, i) => 100 + i);
+    const text = encodeEntry([[0, long, long.map((_, i) => i)]]);
+    expect(entryExactness(text, long.slice(0, 3))).toBe(1);
+    expect(entryExactness(encodeEntry([[0, long.slice(0, 3), [0, 1, 2]]]), long.slice(0, 3))).toBe(0);
   });
 
-  it('tell exactness the same as reading every value, on random entries and queries taken from them', () => {
-    /** Exactness by splitting each field into values and comparing each (the definition). */
-    const byValues = (fields: Fields, wanted: number[]): number => {
-      let start = false;
-      for (const [, ids, positions] of fields) {
-        let from = 0;
-        for (let i = 1; i <= ids.length; i++) {
-          if (i < ids.length && positions[i]! - positions[i - 1]! < 8) continue;
-          const value = ids.slice(from, i);
-          if (value.length >= wanted.length && wanted.every((w, k) => value[k] === w)) {
-            if (value.length === wanted.length) return 0;
-            start = true;
+  it('tell exactness as the posting lists do, on random entries and queries taken from them', () => {
+    /**
+     * The definition, from what the keyword databases hold: the short values of short fields
+     * (kw-values), and each word's first position in the document (its record's position bucket).
+     */
+    const definition = (fields: Fields, wanted: number[]): number => {
+      if (wanted.length <= MAX_VALUE_WORDS) {
+        for (const [, ids, positions] of fields) {
+          if (ids.length > MAX_VALUE_FIELD_WORDS) continue;
+          let from = 0;
+          for (let i = 1; i <= ids.length; i++) {
+            if (i < ids.length && positions[i]! - positions[i - 1]! < 8) continue;
+            const value = ids.slice(from, i);
+            if (value.length === wanted.length && wanted.every((w, k) => value[k] === w)) return 0;
+            from = i;
           }
-          from = i;
         }
       }
-      return start ? 1 : -1;
+      const firstPosition = (id: number) => Math.min(...fields.map(([, ids, positions]) => (ids.includes(id) ? positions[ids.indexOf(id)]! : Infinity)));
+      return wanted.slice(0, START_WORDS).every((id, k) => firstPosition(id) === k) ? 1 : -1;
     };
     const seen = new Set<number>();
     for (let round = 0; round < 2000; round++) {
@@ -106,8 +120,10 @@ describe('document entries', () => {
       for (const [, ids] of fields) for (let i = 0; i < ids.length; i++) if (rnd(2) === 0) ids[i] = rnd(4);
       const all = fields.flatMap(([, ids]) => ids);
       const at = rnd(Math.max(1, all.length));
-      const wanted = rnd(4) === 0 ? [rnd(4), rnd(4)] : all.slice(at, at + 1 + rnd(3));
-      const expected = byValues(fields, wanted);
+      const field = fields[rnd(Math.max(1, fields.length))]?.[1] ?? [];
+      const wanted = [() => [rnd(4), rnd(4)], () => all.slice(at, at + 1 + rnd(3)), () => field.slice(0, 1 + rnd(10))][rnd(3)]!();
+      if (wanted.length === 0) continue;
+      const expected = definition(fields, wanted);
       seen.add(expected);
       expect(entryExactness(encodeEntry(fields), wanted)).toBe(expected);
     }

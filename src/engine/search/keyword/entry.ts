@@ -15,7 +15,7 @@
  * up to 16M words and fields under 64k positions a word takes 4 or 5 bytes, against 8 as u32
  * pairs in format 1.1.0 (`kw-docs`, 149 MiB at 200k documents).
  */
-import { VALUE_GAP } from './layout.js';
+import { MAX_VALUE_FIELD_WORDS, MAX_VALUE_WORDS, START_WORDS, VALUE_GAP } from './layout.js';
 
 /** One field of a document: word ids and positions, in order. */
 export type FieldWords = [fid: number, words: Uint32Array, positions: Uint32Array];
@@ -215,59 +215,55 @@ export function decodeEntry(raw: Uint8Array): DocEntry {
 }
 
 /**
- * Exactness of a stored entry against query word ids: 0 when a value (array element or sentence)
- * is exactly the query, 1 when one starts with it, -1 otherwise.
+ * Exactness of a stored entry against query word ids, as the exactness rule computes it from
+ * posting lists for a large bucket (ranking/rules.ts), so that a document ranks the same in any
+ * bucket: 0 when a value (array element or sentence) is exactly the query, counting the values
+ * `kw-values` holds (MAX_VALUE_WORDS words at most, in fields of MAX_VALUE_FIELD_WORDS words at
+ * most); 1 when the document starts with the query: the first START_WORDS query words each
+ * first occur at their own position (k for the k-th), the first words of a field; -1 otherwise.
  */
 export function entryExactness(raw: Uint8Array, wanted: readonly number[]): number {
   const m = wanted.length;
-  if (m === 0) return entryExactnessScan(raw, wanted);
   const c = sharedCursor;
   c.open(raw);
-  let start = false;
+  if (m === 0) {
+    // every value starts with an empty query
+    while (c.nextField()) if (c.n > 0) return 1;
+    return -1;
+  }
+  // The k-th query word must first occur at position k: only the first START_WORDS positions of
+  // each field matter (positions grow within a field), and a word seen lower in any field fails.
+  const checked = Math.min(m, START_WORDS);
+  let at = startSeen;
+  if (at.length < checked) at = startSeen = new Int8Array(checked);
+  for (let k = 0; k < checked; k++) at[k] = 0;
+  let failed = false;
   const first = wanted[0]!;
-  // Only where the first query word occurs can a value start with the query: its ids are found
-  // without reading the positions of every word (this runs over every word of a last bucket).
   while (c.nextField()) {
     const n = c.n;
+    for (let i = 0; i < n && !failed; i++) {
+      const p = c.position(i);
+      if (p >= checked) break;
+      const id = c.id(i);
+      for (let k = 0; k < checked; k++) {
+        if (wanted[k] !== id) continue;
+        if (p < k) failed = true;
+        else if (p === k) at[k] = 1;
+      }
+    }
+    if (m > MAX_VALUE_WORDS || n > MAX_VALUE_FIELD_WORDS) continue;
+    // Only where the first query word occurs can a value equal the query.
     for (let s = c.indexOfId(first, 0); s + m <= n; s = c.indexOfId(first, s + 1)) {
       if (s > 0 && c.position(s) - c.position(s - 1) < VALUE_GAP) continue;
       let ok = true;
       for (let k = 1; k < m && ok; k++) ok = c.id(s + k) === wanted[k] && c.position(s + k) - c.position(s + k - 1) < VALUE_GAP;
-      if (!ok) continue;
-      if (s + m === n || c.position(s + m) - c.position(s + m - 1) >= VALUE_GAP) return 0;
-      start = true;
+      if (ok && (s + m === n || c.position(s + m) - c.position(s + m - 1) >= VALUE_GAP)) return 0;
     }
   }
-  return start ? 1 : -1;
+  if (failed) return -1;
+  for (let k = 0; k < checked; k++) if (at[k] === 0) return -1;
+  return 1;
 }
 
-/** `entryExactness` by reading every value (an empty query: every value starts with it). */
-function entryExactnessScan(raw: Uint8Array, wanted: readonly number[]): number {
-  const c = sharedCursor;
-  c.open(raw);
-  let start = false;
-  const m = wanted.length;
-  while (c.nextField()) {
-    const n = c.n;
-    let from = 0;
-    // each position read once: this runs over every word of the documents a last bucket holds
-    let previous = n > 0 ? c.position(0) : 0;
-    for (let i = 1; i <= n; i++) {
-      const position = i < n ? c.position(i) : 0;
-      const boundary = i === n || position - previous >= VALUE_GAP;
-      previous = position;
-      if (boundary) {
-        if (i - from >= m) {
-          let ok = true;
-          for (let k = 0; k < m && ok; k++) ok = c.id(from + k) === wanted[k];
-          if (ok) {
-            if (i - from === m) return 0;
-            start = true;
-          }
-        }
-        from = i;
-      }
-    }
-  }
-  return start ? 1 : -1;
-}
+/** Scratch of `entryExactness`: whether each checked query word occurs at its own position. */
+let startSeen = new Int8Array(START_WORDS);

@@ -26,7 +26,7 @@ import { keyOrder, orderByKey } from './key-order.js';
 import { WordTable } from './word-table.js';
 import { dropLexicon, updateLexicon, type LexiconChanges } from './lexicon.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_FIELD_WORDS, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -998,8 +998,6 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
   for (const [fid, f] of perField) if (f.words.length > 0) entry.push([fid, f.words, f.positions]);
   return entry;
 }
-
-const MAX_VALUE_FIELD_WORDS = 64;
 
 function newKeySets(): DocKeys<KeySet> {
   return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), parts: new KeySet(), values: new KeySet(), pairs: new KeySet() };

@@ -194,6 +194,18 @@ export function recordPart(raw: Uint8Array, tag: number): Uint8Array | undefined
 /** Values longer than this many words are never an exact match of a query (10 words at most). */
 export const MAX_VALUE_WORDS = 10;
 
+/**
+ * Fields of more words than this (descriptions) are not split into values: their sentences would
+ * make postings of one document each.
+ */
+export const MAX_VALUE_FIELD_WORDS = 64;
+
+/**
+ * The exactness rule's "starts with the query": its first this many words each first occur at
+ * their own position, read from the exact position buckets of the word records (see positionBucket).
+ */
+export const START_WORDS = 8;
+
 export function valueKey(words: readonly string[]): string {
   return words.join(' ');
 }

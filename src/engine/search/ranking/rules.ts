@@ -10,7 +10,8 @@ import type { Settings } from '../../settings/types.js';
 import type { ResolvedTerm } from '../query/resolve.js';
 import { MAX_PAIR_COST, occurrenceFid, occurrenceIsExact, occurrencePosition, type MatchAnalyzer } from './matches.js';
 import type { KeywordReader } from '../keyword/reader.js';
-import { BUCKET_TAG, fieldTag, MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, positionBucket, PREFIX_MAX } from '../keyword/layout.js';
+import { isSearchable } from '../keyword/fields.js';
+import { BUCKET_TAG, fieldTag, MAX_POSITION_BUCKET, PAIR_FIRST_MAX, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, positionBucket, PREFIX_MAX, START_WORDS } from '../keyword/layout.js';
 import type { RuleDetail } from './score.js';
 
 const { RoaringBitmap32 } = roaring;
@@ -60,8 +61,32 @@ export interface RankingContext {
   termWordsCut: (i: number) => boolean;
 }
 
-/** Buckets at least this large are ranked from posting lists when the terms allow it. */
-export const BITMAP_PATH_MIN = 256;
+/**
+ * Buckets at least this large are ranked from posting lists when the terms allow it, smaller ones
+ * by reading each document's entry: the two agree (a document ranks the same in any bucket) but
+ * where a term's words are cut (RankingContext.termWordsCut). Reading a few documents costs less
+ * than combining posting lists, but on a cold cache each read is a page fault: 64 rather than
+ * 256 halved the entries the 200k keyword searches read, and took a tenth to a third off their
+ * CPU (bench/README.md, "One ranking whatever the bucket").
+ */
+export const BITMAP_PATH_MIN = 64;
+
+/** Where a term's words are cut, the size from which a bucket is ranked from posting lists (pure prefix matches then rank last). */
+export const CUT_BITMAP_PATH_MIN = 256;
+
+/** Whether the search leaves out a field with words (`attributesToSearchOn` naming fewer than all). */
+function restrictsFields(ctx: RankingContext): boolean {
+  const fids = ctx.fids;
+  if (fids === null) return false;
+  return ctx.reader.fieldPaths().some((path, fid) => !fids.includes(fid) && isSearchable(path, ctx.settings.searchableAttributes));
+}
+
+/** Whether attributeRank and wordPosition rank `docids` from posting lists (see BITMAP_PATH_MIN). */
+function bitmapPath(docids: Docids, active: number[], ctx: RankingContext): boolean {
+  const size = sizeOf(docids);
+  if (size >= CUT_BITMAP_PATH_MIN) return true;
+  return size >= BITMAP_PATH_MIN && !active.some((i) => ctx.termWordsCut(i));
+}
 
 export interface RankingRule {
   key: string;
@@ -196,17 +221,24 @@ function* byCost(docids: Docids, active: number[], cost: (docid: number) => numb
 
 /**
  * Sum of per-term costs from posting lists: `costs(i)[c]` holds the documents where term i costs c
- * (documents in none cost `maxCost`). Returns null when a term's words cannot be enumerated.
+ * (documents in none cost `maxCost`). Returns null when a term's words cannot be enumerated. Word
+ * sequences (splits such as "be very" for "bevery", multi-word synonyms) have no postings of their
+ * own: the documents where one occurs are read (`perDoc`), as a small bucket's all are, so that a
+ * document costs the same in any bucket.
  */
-function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxCost: number, costs: (words: string[]) => Bitmap[]): Array<[number, Bitmap]> | null {
-  if (sizeOf(docids) < BITMAP_PATH_MIN) return null;
+function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxCost: number, costs: (words: string[]) => Bitmap[], perDoc: (docid: number) => number): Array<[number, Bitmap]> | null {
+  if (!bitmapPath(docids, active, ctx)) return null;
   const perTerm: Bitmap[][] = [];
   for (const i of active) {
     const words = ctx.termWords(i);
     if (!words) return null;
     perTerm.push(costs(words));
   }
-  let buckets: Bitmap[] = [toBitmap(docids)];
+  let all = toBitmap(docids);
+  const sequences = sequenceDocs(ctx, active);
+  const read = sequences ? RoaringBitmap32.and(all, sequences) : null;
+  if (read && !read.isEmpty) all = RoaringBitmap32.andNot(all, read);
+  let buckets: Bitmap[] = [all];
   for (const termCosts of perTerm) {
     const next: Bitmap[] = [];
     const put = (at: number, b: Bitmap) => {
@@ -226,6 +258,15 @@ function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxC
       put(t + maxCost, rest);
     });
     buckets = next;
+  }
+  if (read) {
+    for (const d of read) {
+      const c = perDoc(d);
+      // (the combined bitmaps are new ones: adding to them changes no reader's postings)
+      const b = buckets[c];
+      if (b) b.add(d);
+      else buckets[c] = new RoaringBitmap32([d]);
+    }
   }
   const out: Array<[number, Bitmap]> = [];
   buckets.forEach((b, c) => {
@@ -500,6 +541,17 @@ const attributeRank: RankingRule = {
     const paths = ctx.reader.fieldPaths();
     const fids = ctx.fids ?? paths.map((_, fid) => fid);
     const rankOf = new Map(fids.map((fid) => [fieldTag(fid), ctx.fidRank(fid)]));
+    const perDoc = (d: number): number => {
+      const occ = ctx.matches.get(d).occurrences;
+      let cost = 0;
+      for (const i of active) {
+        let best = per - 1;
+        const o = occ[i]!;
+        for (let k = 0; k < o.length; k += 2) best = Math.min(best, ctx.fidRank(occurrenceFid(o, k)));
+        cost += best;
+      }
+      return cost;
+    };
     const fast = bitmapCosts(docids, active, ctx, per - 1, (words) => {
       // each word's record once (see KeywordReader.wordFields)
       const byRank: Bitmap[][] = Array.from({ length: per }, () => []);
@@ -509,24 +561,9 @@ const attributeRank: RankingRule = {
           if (r !== undefined) byRank[r]!.push(bitmap);
         }
       return byRank.map((parts) => RoaringBitmap32.orMany(parts));
-    });
+    }, perDoc);
     if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'attributeRank', rank: maxRank - c, maxRank } }));
-    return byCost(
-      docids,
-      active,
-      (d) => {
-        const occ = ctx.matches.get(d).occurrences;
-        let cost = 0;
-        for (const i of active) {
-          let best = per - 1;
-          const o = occ[i]!;
-          for (let k = 0; k < o.length; k += 2) best = Math.min(best, ctx.fidRank(occurrenceFid(o, k)));
-          cost += best;
-        }
-        return cost;
-      },
-      (c) => ({ key: 'attributeRank', rank: maxRank - c, maxRank }),
-    );
+    return byCost(docids, active, perDoc, (c) => ({ key: 'attributeRank', rank: maxRank - c, maxRank }));
   },
 };
 
@@ -536,7 +573,19 @@ const wordPosition: RankingRule = {
   needsTerms: true,
   split(docids, active, ctx) {
     const maxRank = active.length * MAX_POSITION_BUCKET + 1;
-    const fast = bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) => {
+    const perDoc = (d: number): number => {
+      const occ = ctx.matches.get(d).occurrences;
+      let cost = 0;
+      for (const i of active) {
+        let best = MAX_POSITION_BUCKET;
+        const o = occ[i]!;
+        for (let k = 0; k < o.length; k += 2) best = Math.min(best, positionBucket(occurrencePosition(o, k)));
+        cost += best;
+      }
+      return cost;
+    };
+    // (a word record's buckets are of its first position in any field: not for a search restricted to some)
+    const fast = restrictsFields(ctx) ? null : bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) => {
       // each word's record once (see KeywordReader.wordBuckets); the last bucket costs as much as none
       const byBucket: Bitmap[][] = Array.from({ length: MAX_POSITION_BUCKET }, () => []);
       for (const w of words)
@@ -545,24 +594,9 @@ const wordPosition: RankingRule = {
           if (b >= 0 && b < MAX_POSITION_BUCKET) byBucket[b]!.push(bitmap);
         }
       return byBucket.map((parts) => RoaringBitmap32.orMany(parts));
-    });
+    }, perDoc);
     if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'wordPosition', rank: maxRank - c, maxRank } }));
-    return byCost(
-      docids,
-      active,
-      (d) => {
-        const occ = ctx.matches.get(d).occurrences;
-        let cost = 0;
-        for (const i of active) {
-          let best = MAX_POSITION_BUCKET;
-          const o = occ[i]!;
-          for (let k = 0; k < o.length; k += 2) best = Math.min(best, positionBucket(occurrencePosition(o, k)));
-          cost += best;
-        }
-        return cost;
-      },
-      (c) => ({ key: 'wordPosition', rank: maxRank - c, maxRank }),
-    );
+    return byCost(docids, active, perDoc, (c) => ({ key: 'wordPosition', rank: maxRank - c, maxRank }));
   },
 };
 
@@ -597,13 +631,14 @@ const exactness: RankingRule = {
             : { matchType: 'noExactMatch', matchingWords: n - (c - 2), maxMatchingWords: n },
     });
     const exactCost = (d: number) => ctx.matches.exactness(d, wantedIds);
+    // (entryExactness reads a document's entry the same way)
     if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
-      // Whole values come from their own postings; a value starting with the query has every
-      // query word at its place (positions below 8 are exact position buckets).
+      // Whole values come from their own postings; a document starting with the query has its
+      // first query words at their places (exact position buckets, see START_WORDS).
       const all = toBitmap(docids);
       const whole = RoaringBitmap32.and(all, ctx.reader.value(wanted));
       let start: Bitmap = RoaringBitmap32.andNot(all, whole);
-      wanted.slice(0, 8).forEach((w, k) => {
+      wanted.slice(0, START_WORDS).forEach((w, k) => {
         start = RoaringBitmap32.and(start, ctx.reader.wordAtBucket(w, k));
       });
       const out: Bucket[] = [];
@@ -612,7 +647,9 @@ const exactness: RankingRule = {
       const rest = RoaringBitmap32.andNot(RoaringBitmap32.andNot(all, whole), start);
       let buckets: Bitmap[] = [rest];
       for (const i of active) {
-        const exact = ctx.reader.anyWord((ctx.terms[i]!.term as { word: string }).word);
+        // the query word itself, in the fields searched (as the occurrences a document's entry gives)
+        const word = (ctx.terms[i]!.term as { word: string }).word;
+        const exact = ctx.fids === null ? ctx.reader.anyWord(word) : RoaringBitmap32.orMany(ctx.fids.map((fid) => ctx.reader.wordInField(word, fid)));
         const next: Bitmap[] = [];
         buckets.forEach((b, t) => {
           if (!b || b.isEmpty) return;
