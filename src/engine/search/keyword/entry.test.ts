@@ -73,7 +73,7 @@ describe('document entries', () => {
     expect(ours / u32).toBeLessThan(0.65);
   });
 
-  it('tell exactness: a value equal to the query, the document starting with it, or neither', () => {
+  it('tell exactness: a value equal to the query, a field starting with it, or neither', () => {
     // Two values of field 1 (a gap of 8 positions or more separates them): [10 11] and [12 10 11].
     const bytes = encodeEntry([[0, [99], [0]], [1, [10, 11, 12, 10, 11], [0, 1, 9, 10, 11]]]);
     expect(entryExactness(bytes, [10, 11])).toBe(0);
@@ -81,11 +81,11 @@ describe('document entries', () => {
     expect(entryExactness(bytes, [99])).toBe(0);
     // the first words of a field, but no value of their own
     expect(entryExactness(bytes, [10])).toBe(1);
-    // a value starts with 12, but the document does not
+    // a value starts with 12, but no field does
     expect(entryExactness(bytes, [12])).toBe(-1);
     expect(entryExactness(bytes, [11])).toBe(-1);
     expect(entryExactness(bytes, [10, 11, 12])).toBe(-1);
-    // a long text is not split into values (as kw-values): its first words only start the document
+    // a long text is not split into values (as kw-values): its first words only start the field
     const long = Array.from({ length: MAX_VALUE_FIELD_WORDS + 1 }, (_, i) => 100 + i);
     const text = encodeEntry([[0, long, long.map((_, i) => i)]]);
     expect(entryExactness(text, long.slice(0, 3))).toBe(1);
@@ -93,10 +93,7 @@ describe('document entries', () => {
   });
 
   it('tell exactness as the posting lists do, on random entries and queries taken from them', () => {
-    /**
-     * The definition, from what the keyword databases hold: the short values of short fields
-     * (kw-values), and each word's first position in the document (its record's position bucket).
-     */
+    /** The definition: a short value of a short field (as kw-values) equal to the query, else a field starting with it. */
     const definition = (fields: Fields, wanted: number[]): number => {
       if (wanted.length <= MAX_VALUE_WORDS) {
         for (const [, ids, positions] of fields) {
@@ -110,8 +107,8 @@ describe('document entries', () => {
           }
         }
       }
-      const firstPosition = (id: number) => Math.min(...fields.map(([, ids, positions]) => (ids.includes(id) ? positions[ids.indexOf(id)]! : Infinity)));
-      return wanted.slice(0, START_WORDS).every((id, k) => firstPosition(id) === k) ? 1 : -1;
+      const head = wanted.slice(0, START_WORDS);
+      return fields.some(([, ids, positions]) => ids.length > 0 && head.every((id, k) => ids[k] === id && positions[k] === k)) ? 1 : -1;
     };
     const seen = new Set<number>();
     for (let round = 0; round < 2000; round++) {

@@ -219,51 +219,32 @@ export function decodeEntry(raw: Uint8Array): DocEntry {
  * posting lists for a large bucket (ranking/rules.ts), so that a document ranks the same in any
  * bucket: 0 when a value (array element or sentence) is exactly the query, counting the values
  * `kw-values` holds (MAX_VALUE_WORDS words at most, in fields of MAX_VALUE_FIELD_WORDS words at
- * most); 1 when the document starts with the query: the first START_WORDS query words each
- * first occur at their own position (k for the k-th), the first words of a field; -1 otherwise.
+ * most); 1 when a field starts with the query (its first START_WORDS words at least); -1 otherwise.
  */
 export function entryExactness(raw: Uint8Array, wanted: readonly number[]): number {
   const m = wanted.length;
   const c = sharedCursor;
   c.open(raw);
-  if (m === 0) {
-    // every value starts with an empty query
-    while (c.nextField()) if (c.n > 0) return 1;
-    return -1;
-  }
-  // The k-th query word must first occur at position k: only the first START_WORDS positions of
-  // each field matter (positions grow within a field), and a word seen lower in any field fails.
   const checked = Math.min(m, START_WORDS);
-  let at = startSeen;
-  if (at.length < checked) at = startSeen = new Int8Array(checked);
-  for (let k = 0; k < checked; k++) at[k] = 0;
-  let failed = false;
-  const first = wanted[0]!;
+  const first = wanted[0];
+  let start = false;
   while (c.nextField()) {
     const n = c.n;
-    for (let i = 0; i < n && !failed; i++) {
-      const p = c.position(i);
-      if (p >= checked) break;
-      const id = c.id(i);
-      for (let k = 0; k < checked; k++) {
-        if (wanted[k] !== id) continue;
-        if (p < k) failed = true;
-        else if (p === k) at[k] = 1;
-      }
+    if (!start) {
+      let k = 0;
+      while (k < checked && k < n && c.id(k) === wanted[k] && c.position(k) === k) k++;
+      // (an empty query: any field with words)
+      start = k === checked && n > 0;
     }
-    if (m > MAX_VALUE_WORDS || n > MAX_VALUE_FIELD_WORDS) continue;
+    if (m === 0 || m > MAX_VALUE_WORDS || n > MAX_VALUE_FIELD_WORDS) continue;
     // Only where the first query word occurs can a value equal the query.
-    for (let s = c.indexOfId(first, 0); s + m <= n; s = c.indexOfId(first, s + 1)) {
+    for (let s = c.indexOfId(first!, 0); s + m <= n; s = c.indexOfId(first!, s + 1)) {
       if (s > 0 && c.position(s) - c.position(s - 1) < VALUE_GAP) continue;
       let ok = true;
       for (let k = 1; k < m && ok; k++) ok = c.id(s + k) === wanted[k] && c.position(s + k) - c.position(s + k - 1) < VALUE_GAP;
       if (ok && (s + m === n || c.position(s + m) - c.position(s + m - 1) >= VALUE_GAP)) return 0;
     }
   }
-  if (failed) return -1;
-  for (let k = 0; k < checked; k++) if (at[k] === 0) return -1;
-  return 1;
+  return start ? 1 : -1;
 }
 
-/** Scratch of `entryExactness`: whether each checked query word occurs at its own position. */
-let startSeen = new Int8Array(START_WORDS);

@@ -201,8 +201,8 @@ export const MAX_VALUE_WORDS = 10;
 export const MAX_VALUE_FIELD_WORDS = 64;
 
 /**
- * The exactness rule's "starts with the query": its first this many words each first occur at
- * their own position, read from the exact position buckets of the word records (see positionBucket).
+ * The exactness rule's "a field starts with the query" checks this many of its words: the exact
+ * position buckets of the word records (see positionBucket) find the documents that may.
  */
 export const START_WORDS = 8;
 

@@ -81,12 +81,20 @@ function restrictsFields(ctx: RankingContext): boolean {
   return ctx.reader.fieldPaths().some((path, fid) => !fids.includes(fid) && isSearchable(path, ctx.settings.searchableAttributes));
 }
 
-/** Whether attributeRank and wordPosition rank `docids` from posting lists (see BITMAP_PATH_MIN). */
+/** Whether the rules rank `docids` from posting lists (see BITMAP_PATH_MIN). */
 function bitmapPath(docids: Docids, active: number[], ctx: RankingContext): boolean {
   const size = sizeOf(docids);
   if (size >= CUT_BITMAP_PATH_MIN) return true;
-  return size >= BITMAP_PATH_MIN && !active.some((i) => ctx.termWordsCut(i));
+  if (size < BITMAP_PATH_MIN || active.some((i) => ctx.termWordsCut(i))) return false;
+  // Every word's record is read and combined: a small bucket of many words ("garce and": "grace",
+  // "andrew", "anderson"...) is read faster document by document.
+  let words = 0;
+  for (const i of active) words += ctx.termWords(i)?.length ?? 0;
+  return words * DOCS_PER_RECORD <= size;
 }
+
+/** Below CUT_BITMAP_PATH_MIN, a bucket is ranked from posting lists when it has this many documents per word record to read. */
+const DOCS_PER_RECORD = 2;
 
 export interface RankingRule {
   key: string;
@@ -521,12 +529,15 @@ const proximity: RankingRule = {
     const byAttribute = ctx.settings.proximityPrecision === 'byAttribute';
     if (pairs === 0) return yield { docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } };
     const detail = (c: number): RuleDetail => ({ key: 'proximity', rank: maxRank - c, maxRank });
-    if (!byAttribute && ctx.fids === null && sizeOf(docids) >= BITMAP_PATH_MIN && ctx.reader.hasPairPostings()) {
+    // Where the later rules read the bucket's documents anyway, they are read here once, their
+    // occurrences kept for those rules.
+    const large = bitmapPath(docids, active, ctx);
+    if (!byAttribute && ctx.fids === null && large && ctx.reader.hasPairPostings()) {
       const all = toBitmap(docids);
       const plan = adjacencyPlan(ctx, active, all);
       if (plan) return yield* adjacencyBuckets(plan, all, active, ctx, detail);
     }
-    const keep = sizeOf(docids) < BITMAP_PATH_MIN;
+    const keep = !large;
     yield* byCost(docids, active, (d) => ctx.matches.proximity(d, active, byAttribute, keep), detail);
   },
 };
@@ -633,14 +644,17 @@ const exactness: RankingRule = {
     const exactCost = (d: number) => ctx.matches.exactness(d, wantedIds);
     // (entryExactness reads a document's entry the same way)
     if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
-      // Whole values come from their own postings; a document starting with the query has its
-      // first query words at their places (exact position buckets, see START_WORDS).
+      // Whole values come from their own postings. Where a field starts with the query, its k-th
+      // word first occurs in the document at position k or before (exact position buckets, see
+      // START_WORDS): those documents are read to tell, but for a one-word query, where that is
+      // the answer.
       const all = toBitmap(docids);
       const whole = RoaringBitmap32.and(all, ctx.reader.value(wanted));
       let start: Bitmap = RoaringBitmap32.andNot(all, whole);
       wanted.slice(0, START_WORDS).forEach((w, k) => {
-        start = RoaringBitmap32.and(start, ctx.reader.wordAtBucket(w, k));
+        start = RoaringBitmap32.and(start, k === 0 ? ctx.reader.wordAtBucket(w, 0) : RoaringBitmap32.orMany(Array.from({ length: k + 1 }, (_, b) => ctx.reader.wordAtBucket(w, b))));
       });
+      if (wanted.length > 1) start = new RoaringBitmap32(toArray(start).filter((d) => exactCost(d) === 1));
       const out: Bucket[] = [];
       if (!whole.isEmpty) out.push({ docids: whole, active, detail: detail(0) });
       if (!start.isEmpty) out.push({ docids: start, active, detail: detail(1) });
