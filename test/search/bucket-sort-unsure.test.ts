@@ -43,6 +43,34 @@ function unsureRule(asked: number[]): RankingRule {
   };
 }
 
+/**
+ * A later rule that also holds its bucket unchecked, as exactness does with its "starts with the
+ * query" candidates: the documents it was not asked about (the search went on without them) it
+ * yields again in its second bucket.
+ */
+function unsureInnerRule(): RankingRule {
+  return {
+    key: 'exactness',
+    needsTerms: true,
+    *split(docids, active) {
+      const unread = new RoaringBitmap32(docids as number[] | roaring.RoaringBitmap32);
+      yield {
+        docids,
+        active,
+        detail: { key: 'exactness', rank: 2, maxRank: 2 },
+        unsure: {
+          docs: unread,
+          admit(docid) {
+            unread.remove(docid);
+            return true;
+          },
+        },
+      };
+      yield { docids: unread.toArray(), active, detail: { key: 'exactness', rank: 1, maxRank: 2 } };
+    },
+  };
+}
+
 // the bucket sort only reads the number of terms from the context for these buckets
 const ctx = { terms: [{}, {}] } as unknown as RankingContext;
 
@@ -61,6 +89,19 @@ describe('unchecked documents in a bucket', () => {
       [5, 1],
     ]);
     expect(asked).toEqual([2, 4]);
+  });
+
+  it('turned away by one rule, do not come back from a later rule under the same bucket', () => {
+    const { hits } = bucketSort([unsureRule([]), unsureInnerRule()], new RoaringBitmap32([1, 2, 3, 4, 5]), ctx, { want: 10, threshold: null, deadline: null });
+    // 2 is turned away by the first rule before the second is asked about it, so the second
+    // yields it again; it still comes once, from the first rule's later bucket
+    expect(hits.map((h) => [h.docid, h.details[0]!.rank])).toEqual([
+      [1, 2],
+      [3, 2],
+      [4, 2],
+      [2, 1],
+      [5, 1],
+    ]);
   });
 
   it('are not checked past the page the search needs', () => {

@@ -47,10 +47,19 @@ export function bucketSort(
   // The details of the bucket being visited, one per rule applied so far: pushed and popped as
   // the visit descends and returns, copied only for the hits of an emitted bucket.
   const details: RuleDetail[] = [];
-  // The unsure documents of the buckets being visited (see Unsure).
+  // The unsure documents of the buckets being visited (see Unsure), and those each turned away:
+  // moved to a later bucket of its rule, such a document must not come back from a later rule's
+  // bucket under this one (a rule may yield again what it holds unread, see exactnessBuckets).
   const unsures: Unsure[] = [];
+  const turnedAway: Array<Set<number>> = [];
   const admitted = (docid: number): boolean => {
-    for (let i = 0; i < unsures.length; i++) if (!unsures[i]!.admit(docid)) return false;
+    for (let i = 0; i < unsures.length; i++) {
+      if (turnedAway[i]!.has(docid)) return false;
+      if (!unsures[i]!.admit(docid)) {
+        turnedAway[i]!.add(docid);
+        return false;
+      }
+    }
     return true;
   };
 
@@ -112,9 +121,15 @@ export function bucketSort(
     if (sizeOf(bucket) === 0) return;
     for (const b of rules[level]!.split(bucket, act, ctx)) {
       details.push(b.detail);
-      if (b.unsure) unsures.push(b.unsure);
+      if (b.unsure) {
+        unsures.push(b.unsure);
+        turnedAway.push(new Set());
+      }
       visit(level + 1, b.docids, b.active);
-      if (b.unsure) unsures.pop();
+      if (b.unsure) {
+        unsures.pop();
+        turnedAway.pop();
+      }
       details.pop();
       if (stop) return;
     }
