@@ -85,7 +85,7 @@ function restrictsFields(ctx: RankingContext): boolean {
 function bitmapPath(docids: Docids, active: number[], ctx: RankingContext): boolean {
   const size = sizeOf(docids);
   if (size >= CUT_BITMAP_PATH_MIN) return true;
-  if (size < BITMAP_PATH_MIN || active.some((i) => ctx.termWordsCut(i))) return false;
+  if (!smallBucketFromPostings(size, active, ctx) || active.some((i) => ctx.termWordsCut(i))) return false;
   // Every word's record is read and combined: a small bucket of many words ("garce and": "grace",
   // "andrew", "anderson"...) is read faster document by document.
   let words = 0;
@@ -93,8 +93,24 @@ function bitmapPath(docids: Docids, active: number[], ctx: RankingContext): bool
   return words * DOCS_PER_RECORD <= size;
 }
 
+/**
+ * Whether a bucket under CUT_BITMAP_PATH_MIN documents is worth ranking from posting lists: the
+ * lists to combine grow with the documents the terms match, and those of a word in most documents
+ * ("the" at 200k: parts of 200,000 documents each) cost more to read and combine, above all on a
+ * cold cache, than the bucket's few documents.
+ */
+function smallBucketFromPostings(size: number, active: number[], ctx: RankingContext): boolean {
+  if (size < BITMAP_PATH_MIN) return false;
+  let matched = 0;
+  for (const i of active) matched += ctx.terms[i]!.all.size;
+  return matched <= size * MATCHED_PER_DOC;
+}
+
 /** Below CUT_BITMAP_PATH_MIN, a bucket is ranked from posting lists when it has this many documents per word record to read. */
 const DOCS_PER_RECORD = 2;
+
+/** ... and when its terms match at most this many documents per document of the bucket. */
+const MATCHED_PER_DOC = 256;
 
 export interface RankingRule {
   key: string;
@@ -700,7 +716,9 @@ const exactness: RankingRule = {
     });
     // (entryExactness reads a document's entry as exactnessBuckets reads the posting lists)
     const exactCost = (d: number) => ctx.matches.exactness(d, wantedIds);
-    if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
+    const size = sizeOf(docids);
+    const large = size >= CUT_BITMAP_PATH_MIN || smallBucketFromPostings(size, active, ctx);
+    if (large && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
       return exactnessBuckets(toBitmap(docids), active, ctx, wanted, exactCost, detail);
     }
     return byCost(
