@@ -8,7 +8,7 @@
 import type { RuleDetail } from './score.js';
 import { globalScore, upperBound } from './score.js';
 import roaring from 'roaring';
-import { CUT_BITMAP_PATH_MIN, sizeOf, toBitmap, type Docids, type RankingContext, type RankingRule, type Unsure } from './rules.js';
+import { BITMAP_PATH_MIN, sizeOf, toBitmap, type Docids, type RankingContext, type RankingRule, type Unsure } from './rules.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -64,19 +64,19 @@ export function bucketSort(
   };
 
   /**
-   * Where a term's words are cut (RankingContext.termWordsCut), the rules rank a bucket from
-   * posting lists from CUT_BITMAP_PATH_MIN documents on and from each document's entry below, and
-   * the two differ on pure prefix matches. Where unsure documents may make that choice, they are
+   * The rules rank a bucket from posting lists from BITMAP_PATH_MIN documents on and from each
+   * document's entry below, and the two differ on pure prefix matches where a term's words are
+   * cut (RankingContext.termWordsCut). Where unsure documents may make that choice, they are
    * asked about first, until the bucket is known to be large or all are read, so that the rule
    * ranks the bucket it would have ranked had they been read.
    */
   const settle = (docids: Docids, act: number[]): Docids => {
     const size = sizeOf(docids);
-    if (size < CUT_BITMAP_PATH_MIN || !act.some((i) => ctx.termWordsCut(i))) return docids;
+    if (size < BITMAP_PATH_MIN || !act.some((i) => ctx.termWordsCut(i))) return docids;
     const all = toBitmap(docids);
     const pending = unsures.length === 1 ? unsures[0]!.docs : RoaringBitmap32.orMany(unsures.map((u) => u.docs));
     // documents of the bucket still to admit before it is large whatever the others turn out to be
-    let missing = CUT_BITMAP_PATH_MIN - (size - all.andCardinality(pending));
+    let missing = BITMAP_PATH_MIN - (size - all.andCardinality(pending));
     if (missing <= 0) return docids;
     const moved: number[] = [];
     for (const d of RoaringBitmap32.and(all, pending)) {

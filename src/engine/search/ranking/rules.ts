@@ -63,16 +63,13 @@ export interface RankingContext {
 
 /**
  * Buckets at least this large are ranked from posting lists when the terms allow it, smaller ones
- * by reading each document's entry: the two agree (a document ranks the same in any bucket) but
- * where a term's words are cut (RankingContext.termWordsCut). Reading a few documents costs less
- * than combining posting lists, but on a cold cache each read is a page fault: 64 rather than
- * 256 halved the entries the 200k keyword searches read, and took a tenth to a third off their
- * CPU (bench/README.md, "One ranking whatever the bucket").
+ * by reading each document's entry. The two agree (a document ranks the same in any bucket) but
+ * where a term's words are cut (RankingContext.termWordsCut). 64 took a tenth to a third off the
+ * keyword searches' CPU and half the entries read at 200k, but the cold searches that still read
+ * hundreds of entries ("king the") got slower in a 512 MiB container, the searches before them no
+ * longer bringing those pages in (bench/README.md, "One ranking whatever the bucket").
  */
-export const BITMAP_PATH_MIN = 64;
-
-/** Where a term's words are cut, the size from which a bucket is ranked from posting lists (pure prefix matches then rank last). */
-export const CUT_BITMAP_PATH_MIN = 256;
+export const BITMAP_PATH_MIN = 256;
 
 /** Whether the search leaves out a field with words (`attributesToSearchOn` naming fewer than all). */
 function restrictsFields(ctx: RankingContext): boolean {
@@ -80,37 +77,6 @@ function restrictsFields(ctx: RankingContext): boolean {
   if (fids === null) return false;
   return ctx.reader.fieldPaths().some((path, fid) => !fids.includes(fid) && isSearchable(path, ctx.settings.searchableAttributes));
 }
-
-/** Whether the rules rank `docids` from posting lists (see BITMAP_PATH_MIN). */
-function bitmapPath(docids: Docids, active: number[], ctx: RankingContext): boolean {
-  const size = sizeOf(docids);
-  if (size >= CUT_BITMAP_PATH_MIN) return true;
-  if (!smallBucketFromPostings(size, active, ctx) || active.some((i) => ctx.termWordsCut(i))) return false;
-  // Every word's record is read and combined: a small bucket of many words ("garce and": "grace",
-  // "andrew", "anderson"...) is read faster document by document.
-  let words = 0;
-  for (const i of active) words += ctx.termWords(i)?.length ?? 0;
-  return words * DOCS_PER_RECORD <= size;
-}
-
-/**
- * Whether a bucket under CUT_BITMAP_PATH_MIN documents is worth ranking from posting lists: the
- * lists to combine grow with the documents the terms match, and those of a word in most documents
- * ("the" at 200k: parts of 200,000 documents each) cost more to read and combine, above all on a
- * cold cache, than the bucket's few documents.
- */
-function smallBucketFromPostings(size: number, active: number[], ctx: RankingContext): boolean {
-  if (size < BITMAP_PATH_MIN) return false;
-  let matched = 0;
-  for (const i of active) matched += ctx.terms[i]!.all.size;
-  return matched <= size * MATCHED_PER_DOC;
-}
-
-/** Below CUT_BITMAP_PATH_MIN, a bucket is ranked from posting lists when it has this many documents per word record to read. */
-const DOCS_PER_RECORD = 2;
-
-/** ... and when its terms match at most this many documents per document of the bucket. */
-const MATCHED_PER_DOC = 256;
 
 export interface RankingRule {
   key: string;
@@ -251,7 +217,7 @@ function* byCost(docids: Docids, active: number[], cost: (docid: number) => numb
  * document costs the same in any bucket.
  */
 function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxCost: number, costs: (words: string[]) => Bitmap[], perDoc: (docid: number) => number): Array<[number, Bitmap]> | null {
-  if (!bitmapPath(docids, active, ctx)) return null;
+  if (sizeOf(docids) < BITMAP_PATH_MIN) return null;
   const perTerm: Bitmap[][] = [];
   for (const i of active) {
     const words = ctx.termWords(i);
@@ -545,9 +511,7 @@ const proximity: RankingRule = {
     const byAttribute = ctx.settings.proximityPrecision === 'byAttribute';
     if (pairs === 0) return yield { docids, active, detail: { key: 'proximity', rank: 1, maxRank: 1 } };
     const detail = (c: number): RuleDetail => ({ key: 'proximity', rank: maxRank - c, maxRank });
-    // Where the later rules read the bucket's documents anyway, they are read here once, their
-    // occurrences kept for those rules.
-    const large = bitmapPath(docids, active, ctx);
+    const large = sizeOf(docids) >= BITMAP_PATH_MIN;
     if (!byAttribute && ctx.fids === null && large && ctx.reader.hasPairPostings()) {
       const all = toBitmap(docids);
       const plan = adjacencyPlan(ctx, active, all);
@@ -716,9 +680,7 @@ const exactness: RankingRule = {
     });
     // (entryExactness reads a document's entry as exactnessBuckets reads the posting lists)
     const exactCost = (d: number) => ctx.matches.exactness(d, wantedIds);
-    const size = sizeOf(docids);
-    const large = size >= CUT_BITMAP_PATH_MIN || smallBucketFromPostings(size, active, ctx);
-    if (large && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
+    if (sizeOf(docids) >= BITMAP_PATH_MIN && wanted.length > 0 && active.every((i) => ctx.terms[i]!.term.kind === 'word')) {
       return exactnessBuckets(toBitmap(docids), active, ctx, wanted, exactCost, detail);
     }
     return byCost(
