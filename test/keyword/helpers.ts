@@ -113,21 +113,23 @@ export function dumpKeyword(x: TestIndex): Record<string, unknown> {
     }
     out[name] = m;
   }
-  // Word records: every part (field, first-position bucket) of every word.
-  const byPart = new Map<string, Set<number>>();
-  for (const { key, value } of dbs.wordParts.getRange()) {
-    const tail = dbs.tails.wordParts.getBinary(key as string);
-    for (const record of tail ? [value, tail] : [value]) {
-      for (const part of decodeWordRecord(record)) {
-        const k = `${key as string}/${part.tag >= BUCKET_TAG ? `bucket ${part.tag - BUCKET_TAG}` : fieldPath(part.tag)}`;
-        if (!byPart.has(k)) byPart.set(k, new Set());
-        for (const d of docids(part.bitmap)) byPart.get(k)!.add(d);
+  // Word and prefix records: every part (field, first-position bucket) of every word or prefix.
+  for (const name of ['wordParts', 'prefixParts'] as const) {
+    const byPart = new Map<string, Set<number>>();
+    for (const { key, value } of dbs[name].getRange()) {
+      const tail = dbs.tails[name].getBinary(key as string);
+      for (const record of tail ? [value, tail] : [value]) {
+        for (const part of decodeWordRecord(record)) {
+          const k = `${key as string}/${part.tag >= BUCKET_TAG ? `bucket ${part.tag - BUCKET_TAG}` : fieldPath(part.tag)}`;
+          if (!byPart.has(k)) byPart.set(k, new Set());
+          for (const d of docids(part.bitmap)) byPart.get(k)!.add(d);
+        }
       }
     }
+    const parts: Record<string, number[]> = {};
+    for (const [k, set] of byPart) if (set.size > 0) parts[k] = ids(set);
+    out[name === 'wordParts' ? 'parts' : 'prefixParts'] = parts;
   }
-  const parts: Record<string, number[]> = {};
-  for (const [k, set] of byPart) parts[k] = ids(set);
-  out.parts = parts;
   // Stored entries: each document's words per field, in order, with their positions.
   const words = new Map<number, Array<string | null>>();
   for (const { key, value } of dbs.idBlocks.getRange()) words.set(key as number, value as Array<string | null>);

@@ -29,7 +29,7 @@ describe('search serve with the ops options, and the ops commands against it', (
     try {
       const { body: list } = await json(`${served.url}/tasks?types=upgradeDatabase`);
       expect(list.results).toHaveLength(1);
-      expect(list.results[0]).toMatchObject({ type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.3.0' } });
+      expect(list.results[0]).toMatchObject({ type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.4.0' } });
       expect((await waitTask(served.url, list.results[0].uid)).status).toBe('succeeded');
 
       const posted = await json(`${served.url}/dumps?customMetadata=nightly`, { method: 'POST' });
@@ -81,11 +81,11 @@ describe('search serve with the ops options, and the ops commands against it', (
     expect((await search(['snapshot', 'import', FIXTURE, '--db-path', db])).exitCode).toBe(0);
     const refused = await search(['dump', 'create', '--db-path', db]);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr.replace(/\s*\n\s*›\s*/g, ' ')).toMatch(/storage format 0\.9\.0 but this binary uses storage format 1\.3\.0/);
+    expect(refused.stderr.replace(/\s*\n\s*›\s*/g, ' ')).toMatch(/storage format 0\.9\.0 but this binary uses storage format 1\.4\.0/);
 
     const plan = await search(['upgrade', '--db-path', db, '--dry-run']);
     expect(plan.exitCode).toBe(0);
-    expect(plan.stdout).toMatch(/storage format 0\.9\.0; this binary: storage format 1\.3\.0/);
+    expect(plan.stdout).toMatch(/storage format 0\.9\.0; this binary: storage format 1\.4\.0/);
     expect(plan.stdout).toMatch(/take a snapshot/);
     expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
 
@@ -125,11 +125,11 @@ describe('search serve with the ops options, and the ops commands against it', (
     const ok = await search(['upgrade', '--db-path', db, '--json', '--notify-url', notifyUrl, '--experimental-allowed-ip-networks', '127.0.0.1']);
     expect(ok.exitCode).toBe(0);
     const report = JSON.parse(ok.stdout);
-    expect(report).toMatchObject({ status: 'succeeded', error: null, outcome: 'upgraded', from: '0.9.0', to: '1.3.0', statusHistory: ['running', 'updating', 'running'], notified: { delivered: true } });
-    expect(notices).toEqual([expect.objectContaining({ event: 'upgrade', status: 'running', history: ['running', 'updating', 'running'], from: '0.9.0', to: '1.3.0', error: null })]);
+    expect(report).toMatchObject({ status: 'succeeded', error: null, outcome: 'upgraded', from: '0.9.0', to: '1.4.0', statusHistory: ['running', 'updating', 'running'], notified: { delivered: true } });
+    expect(notices).toEqual([expect.objectContaining({ event: 'upgrade', status: 'running', history: ['running', 'updating', 'running'], from: '0.9.0', to: '1.4.0', error: null })]);
     receiver.close();
     expect(existsSync(report.snapshot)).toBe(true);
-    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.3.0');
+    expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.4.0');
     expect((await search(['rollback', '--db-path', db])).stdout).toMatch(/Nothing to roll back/);
 
     const viaDump = join(root, 'via-dump.ms');
@@ -137,7 +137,7 @@ describe('search serve with the ops options, and the ops commands against it', (
     const byDump = await search(['upgrade', '--db-path', viaDump, '--via-dump', '--json']);
     expect(byDump.exitCode).toBe(0);
     expect(JSON.parse(byDump.stdout)).toMatchObject({ outcome: 'upgraded', previous: `${viaDump}.pre-upgrade-0.9.0` });
-    expect(readFileSync(join(viaDump, 'VERSION'), 'utf8').trim()).toBe('1.3.0');
+    expect(readFileSync(join(viaDump, 'VERSION'), 'utf8').trim()).toBe('1.4.0');
     expect(readFileSync(join(`${viaDump}.pre-upgrade-0.9.0`, 'VERSION'), 'utf8').trim()).toBe('0.9.0');
   });
 });

@@ -10,7 +10,7 @@ import { UpgradeJournal } from '../../src/engine/ops/version/journal.js';
 import { rollbackUpgrade, runUpgrade } from '../../src/engine/ops/version/upgrade.js';
 import { rawState } from './helpers/raw-state.js';
 import { Engine } from '../../src/engine/engine.js';
-import { ENTRIES_DB, keywordDbs, PAIR_FIRST_MAX, PAIR_POSTINGS_META } from '../../src/engine/search/keyword/layout.js';
+import { decodeWordRecord, ENTRIES_DB, keywordDbs, PAIR_FIRST_MAX, PAIR_POSTINGS_META } from '../../src/engine/search/keyword/layout.js';
 import { decodeEntry } from '../../src/engine/search/keyword/entry.js';
 import { readdirSync } from 'node:fs';
 import { movies as moviesData } from '../data.js';
@@ -69,7 +69,7 @@ describe('storage format versions', () => {
     expect(checkDatabaseVersion(db, { dumplessUpgrade: true })).toEqual({ kind: 'upgrade', from: '0.9.0', to: CURRENT_DB_VERSION });
     writeFileSync(join(db, 'VERSION'), '9.0.0\n');
     expect(() => checkDatabaseVersion(db, { dumplessUpgrade: true })).toThrow(/storage format 9\.0\.0, newer than storage format/);
-    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0', '1.3.0']);
+    expect(upgradePath('0.9.0')?.map((s) => s.to)).toEqual(['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0']);
     expect(checkDatabaseVersion(join(db, 'fresh'))).toEqual({ kind: 'new' });
   });
 
@@ -148,6 +148,8 @@ describe('storage format versions', () => {
         if (String(key).includes('\u0001') && first.length > PAIR_FIRST_MAX) (dbs.pairs.removeSync(key), dropped++);
       }
       dbs.meta.putSync(PAIR_POSTINGS_META, true);
+      dbs.prefixParts.clearSync();
+      dbs.tails.prefixParts.clearSync();
     });
     expect(dropped).toBeGreaterThan(1000);
     await store.close();
@@ -157,8 +159,69 @@ describe('storage format versions', () => {
     await runUpgrade({ dbPath: oldDir, from: '1.2.0', to: '1.3.0', indexes: [{ uid: 'movies', rel, store }] });
     expect(readFileSync(join(oldDir, 'VERSION'), 'utf8')).toBe('1.3.0\n');
     expect(keywordDbs(store).meta.get(PAIR_POSTINGS_META)).toBe(true);
+    await runUpgrade({ dbPath: oldDir, from: '1.3.0', to: CURRENT_DB_VERSION, indexes: [{ uid: 'movies', rel, store }] });
     await store.close();
     const upgraded = await Engine.open({ dbPath: oldDir, logLevel: 'off' });
+    try {
+      expect(await ranked(upgraded)).toEqual(expected);
+    } finally {
+      await upgraded.close();
+    }
+  });
+
+  test('the 1.3.0 -> 1.4.0 step builds the records of frequent prefixes from the word records: the same as a fresh build, ranked the same; a rollback empties them', async () => {
+    const docs = movies.slice(0, 1500);
+    // a short last word whose prefix stands for more words than the rules list
+    const queries = ['the g', 'the c', 'lo', 'star w', 'john s', 'a', 'the m'];
+    const ranked = async (engine: Engine) => {
+      const out = [];
+      for (const q of queries) out.push((await engine.search('movies', { q, limit: 30, showRankingScoreDetails: true, attributesToRetrieve: ['id'] })).hits);
+      return out;
+    };
+    const records = (store: IndexStore) => {
+      const dbs = keywordDbs(store);
+      const out: Record<string, number[]> = {};
+      for (const { key, value } of dbs.prefixParts.getRange()) {
+        const tail = dbs.tails.prefixParts.getBinary(key as string);
+        for (const record of tail ? [value, tail] : [value])
+          for (const part of decodeWordRecord(record)) out[`${String(key)}/${part.tag}`] = [...new Set([...(out[`${String(key)}/${part.tag}`] ?? []), ...RoaringBitmap32.deserialize(Buffer.from(part.bitmap), true)])].sort((a, b) => a - b);
+      }
+      return out;
+    };
+    const dir = join(db, 'index');
+    const engine = await Engine.open({ dbPath: dir, logLevel: 'off' });
+    // in two batches, the second one's documents going into the records the first one started
+    await engine.waitForTask((await engine.addDocuments('movies', docs.slice(0, 700), { primaryKey: 'id' })).taskUid);
+    await engine.waitForTask((await engine.addDocuments('movies', docs.slice(700), { primaryKey: 'id' })).taskUid);
+    const expected = await ranked(engine);
+    await engine.close();
+    const rel = `indexes/${readdirSync(join(dir, 'indexes'))[0]}`;
+    let store = new IndexStore(join(dir, rel));
+    const built = records(store);
+    expect(Object.keys(built).length).toBeGreaterThan(100);
+    // Back to what 1.3.0 wrote: no prefix records.
+    store.write(() => {
+      keywordDbs(store).prefixParts.dropSync();
+      keywordDbs(store).tails.prefixParts.dropSync();
+    });
+    await store.close();
+    writeFileSync(join(dir, 'VERSION'), '1.3.0\n');
+    const before = rawState(dir);
+
+    store = new IndexStore(join(dir, rel));
+    const handles = [{ uid: 'movies', rel, store }];
+    await runUpgrade({ dbPath: dir, from: '1.3.0', to: '1.4.0', indexes: handles, failAfterIndexes: 1 }).catch(() => {});
+    expect(records(store)).toEqual(built);
+    expect(rollbackUpgrade(dir, () => store)).toBe('1.3.0');
+    expect(records(store)).toEqual({});
+    await store.close();
+    expect(rawState(dir)).toEqual(before);
+
+    store = new IndexStore(join(dir, rel));
+    await runUpgrade({ dbPath: dir, from: '1.3.0', to: '1.4.0', indexes: [{ uid: 'movies', rel, store }] });
+    expect(records(store)).toEqual(built);
+    await store.close();
+    const upgraded = await Engine.open({ dbPath: dir, logLevel: 'off' });
     try {
       expect(await ranked(upgraded)).toEqual(expected);
     } finally {

@@ -40,7 +40,7 @@ function dataState(path: string): Record<string, string> {
 
 async function openForUpgrade(options: OpsOptions = {}) {
   const status = checkDatabaseVersion(db, { dumplessUpgrade: true });
-  expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.3.0' });
+  expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.4.0' });
   const engine = await Engine.open({ dbPath: db, logLevel: 'off', skipVersionCheck: true });
   const ops = Ops.install(engine, options);
   const task = await ops.enqueueUpgrade(status.kind === 'upgrade' ? status.from : '');
@@ -96,7 +96,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
     // written now by the 0.9.0 procedure, so that searches run today's code on today's layout
     await rm(db, { recursive: true, force: true });
     await writeV090Database(db);
-    expect(() => checkDatabaseVersion(db)).toThrow(/storage format 0\.9\.0 but this binary uses storage format 1\.3\.0.*--experimental-dumpless-upgrade/);
+    expect(() => checkDatabaseVersion(db)).toThrow(/storage format 0\.9\.0 but this binary uses storage format 1\.4\.0.*--experimental-dumpless-upgrade/);
     const { engine, ops, upgradeUid } = await openForUpgrade({ upgradeDelayPerIndexMs: 60 });
     try {
       // a write registered during the upgrade waits for it
@@ -108,11 +108,11 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect(engine.getTask(upgradeUid).status).not.toBe('succeeded');
       expect(engine.getTasks({ types: ['upgradeDatabase'] }).results.map((t) => t.uid)).toEqual([upgradeUid]);
       const upgraded = await engine.waitForTask(upgradeUid, { timeoutMs: 60_000 });
-      expect(upgraded).toMatchObject({ status: 'succeeded', type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.3.0' } });
+      expect(upgraded).toMatchObject({ status: 'succeeded', type: 'upgradeDatabase', details: { upgradeFrom: 'v0.9.0', upgradeTo: 'v1.4.0' } });
       const after = await engine.waitForTask(write.taskUid);
       expect(after.status).toBe('succeeded');
       expect(Date.parse(after.startedAt!)).toBeGreaterThanOrEqual(Date.parse(upgraded.finishedAt!));
-      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.3.0');
+      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.4.0');
       expect(UpgradeJournal.exists(db)).toBe(false);
       // the upgrade step's work: the distribution is stored and right (the extra book included)
       const all = engine.getDocuments('books', { limit: 10_000 }).results;
@@ -120,7 +120,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       expect(engine.indexStats('books').fieldDistribution).toEqual(distributionOf(all));
       expect(engine.indexStats('restaurants').numberOfDocuments).toBe(200);
       expect(engine.indexStats('restaurants').fieldDistribution).toEqual(distributionOf(engine.getDocuments('restaurants', { limit: 1000 }).results));
-      expect(checkDatabaseVersion(db)).toEqual({ kind: 'current', version: '1.3.0' });
+      expect(checkDatabaseVersion(db)).toEqual({ kind: 'current', version: '1.4.0' });
       expect((await engine.search('books', { q: 'harry potter', limit: 5 })).hits).toEqual(during.hits);
     } finally {
       await ops.close();
@@ -213,7 +213,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
 
     // restart: the interrupted upgrade is detected without any flag and resumed
     const status = checkDatabaseVersion(db);
-    expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.3.0' });
+    expect(status).toEqual({ kind: 'upgrade', from: '0.9.0', to: '1.4.0' });
     // processors are installed before the scheduler starts, so the recovered task finds them
     const engine = await Engine.open({ dbPath: db, logLevel: 'off', skipVersionCheck: true, autoProcess: false });
     const ops = Ops.install(engine);
@@ -224,7 +224,7 @@ describe('dumpless upgrade of a 0.9.0 database', () => {
       const done = await engine.waitForTask(task!.uid, { timeoutMs: 60_000 });
       expect(done.status).toBe('succeeded');
       expect(engine.indexStats('books').fieldDistribution).toEqual(distributionOf(engine.getDocuments('books', { limit: 10_000 }).results));
-      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.3.0');
+      expect(readFileSync(join(db, 'VERSION'), 'utf8').trim()).toBe('1.4.0');
       expect(UpgradeJournal.exists(db)).toBe(false);
     } finally {
       await ops.close();

@@ -3,9 +3,8 @@
  * documents or a filter left it nearly alone. The rules rank a large bucket from posting lists and
  * a small one by reading each document (BITMAP_PATH_MIN in ranking/rules.ts); both must give every
  * document the same rank: a typo, a word split in two ("bevery" as "be very"), a document
- * starting with the query or holding it as a whole value. (A short prefix of the last word, which
- * stands for more words than the rules enumerate, is the one known exception: see
- * RankingContext.termWordsCut.)
+ * starting with the query or holding it as a whole value, a short prefix of the last word that
+ * stands for more words than the rules enumerate (its record, kw-prefix-parts, stands for them).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
@@ -55,8 +54,10 @@ async function hits(uid: string, q: string, extra: Record<string, unknown> = {})
 describe('ranking scores', () => {
   // Frequent words and names, typos, splits, whole titles.
   const queries = ['john', 'james', 'love', 'the', 'man', 'star wars', 'the lord of the rings', 'bevery hills', 'how to be very', 'new york', 'harry potter', 'wild', 'king kong', 'north shore', 'don look back', 'mister universe'];
+  // As someone types: a short last word whose prefix stands for hundreds of words.
+  const typed = ['the g', 'through t', 'star w', 'the c', 'harry p', 'lo', 'john s'];
   const cases: Array<[string, string, Record<string, unknown>]> = [
-    ...Object.keys(INDEXES).flatMap((uid) => queries.map((q): [string, string, Record<string, unknown>] => [uid, q, {}])),
+    ...Object.keys(INDEXES).flatMap((uid) => [...queries, ...typed].map((q): [string, string, Record<string, unknown>] => [uid, q, {}])),
     ['splits', 'bevery', {}],
     ['splits', 'bevery happy', {}],
     // searching some attributes only: word positions are read from the documents, the rest is not

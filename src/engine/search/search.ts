@@ -280,20 +280,23 @@ function evaluateQuery(
 }
 
 /** Words a term can match, when few enough to rank from posting lists (phrases never are). */
-function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<typeof keywordReader>): Pick<RankingContext, 'termWords' | 'termWordsCut'> {
+function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<typeof keywordReader>): Pick<RankingContext, 'termWords' | 'termWordsCut' | 'termPrefixRecord'> {
   const cache = new Map<number, string[] | null>();
   const cut = new Set<number>();
+  const records = new Map<number, string>();
   const termWords = (i: number): string[] | null => {
     if (cache.has(i)) return cache.get(i)!;
     const t = terms[i]!;
     let words: string[] | null = null;
     if (t.term.kind === 'word') {
       const set = new Set(t.words.keys());
-      // A short prefix of the last word can stand for thousands of words: then the words met
-      // without the prefix extension rank the bucket, and pure prefix matches come after them.
+      // A short prefix of the last word can stand for thousands of words: then its record
+      // (kw-prefix-parts) stands for them, or where it has none, the words met without the
+      // prefix extension rank the bucket, and pure prefix matches come after them.
       if (t.prefix !== null) {
         const extended = reader.dictionary().wordsWithPrefix(t.prefix, MAX_ENUMERATED + 1);
         if (extended.length + set.size <= MAX_ENUMERATED) for (const w of extended) set.add(w);
+        else if (reader.hasPrefixRecord(t.prefix)) records.set(i, t.prefix);
         else cut.add(i);
       }
       words = [...set];
@@ -301,7 +304,7 @@ function enumerableWords(terms: readonly ResolvedTerm[], reader: ReturnType<type
     cache.set(i, words);
     return words;
   };
-  return { termWords, termWordsCut: (i) => (termWords(i), cut.has(i)) };
+  return { termWords, termWordsCut: (i) => (termWords(i), cut.has(i)), termPrefixRecord: (i) => (termWords(i), records.get(i) ?? null) };
 }
 
 const MAX_ENUMERATED = 256;

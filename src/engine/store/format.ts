@@ -5,7 +5,7 @@
  */
 import { SearchError } from '../errors.js';
 
-export const DB_FORMAT_VERSION = '1.3.0';
+export const DB_FORMAT_VERSION = '1.4.0';
 
 export function versionMismatch(found: string, expected = DB_FORMAT_VERSION): SearchError {
   return new SearchError(

@@ -27,10 +27,17 @@
  *          those pairs from its documents until it is rebuilt. The version changes so that a
  *          1.2.0 binary, which would write documents without those pairs into an index that
  *          says it has them, refuses the database instead.
+ *   1.4.0  Records of frequent prefixes (`kw-prefix-parts`, see PREFIX_RECORD_MIN_WORDS in
+ *          layout.ts): per field and per first-position bucket, as a word's, so that the rules
+ *          rank a short prefix's matches by where they are. The step builds them from the word
+ *          records (a fill of new databases, which a rollback empties); every batch keeps them
+ *          from then on, which a 1.3.0 binary would not.
  */
 import type { IndexStore } from '../../index/store.js';
 import { DB_FORMAT_VERSION } from '../../store/format.js';
 import { CONVERTED_DATABASES, CONVERTED_ENTRIES_DATABASE, convertLegacyEntries, convertLegacyKeywordLayout, dropLegacyEntries, dropLegacyKeywordLayout } from '../../search/keyword/legacy.js';
+import { fillPrefixRecords } from '../../search/keyword/extension.js';
+import { PREFIX_PARTS_DB } from '../../search/keyword/layout.js';
 
 export const CURRENT_DB_VERSION = DB_FORMAT_VERSION;
 
@@ -45,6 +52,7 @@ export const FORMATS: readonly FormatVersion[] = [
   { version: '1.1.0', summary: 'keyword postings grouped in one record per word' },
   { version: '1.2.0', summary: 'document keyword entries stored with narrow ids and positions' },
   { version: '1.3.0', summary: 'pair postings for a short word after a long one' },
+  { version: '1.4.0', summary: 'records of frequent prefixes, per field and position' },
 ];
 
 /** What an upgrade step may do to one index; every change goes through `put`, which journals it. */
@@ -119,6 +127,16 @@ export const STEPS: readonly UpgradeStep[] = [
     title: 'pair postings for a short word after a long one (written from now on; nothing to convert)',
     upgradeIndex(ctx) {
       ctx.checkpoint();
+    },
+  },
+  {
+    from: '1.3.0',
+    to: '1.4.0',
+    title: 'records of frequent prefixes, built from the word records',
+    upgradeIndex(ctx) {
+      ctx.fillsNewDatabase(PREFIX_PARTS_DB);
+      ctx.fillsNewDatabase(`${PREFIX_PARTS_DB}-tail`);
+      fillPrefixRecords(ctx.store, ctx.checkpoint);
     },
   },
 ];

@@ -26,7 +26,7 @@ import { keyOrder, orderByKey } from './key-order.js';
 import { WordTable } from './word-table.js';
 import { dropLexicon, updateLexicon, type LexiconChanges } from './lexicon.js';
 import { extractElsewhere, parallelSplit } from './parallel-extract.js';
-import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_FIELD_WORDS, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
+import { appendAscending, BUCKET_TAG, PAIR_FIRST_MAX, PAIR_POSTINGS_META, PAIR_POSTINGS_VERSION, PAIR_PREFIX_MAX, PAIR_SECOND_MAX, pairKey, pairKeysOf, pairPrefixesOf, pairPrefixKey, PREFIX_RECORD_MIN_WORDS, MAX_POSITION_BUCKET, PREFIX_MAX, POSTING_DBS, bucketTag, bumpKeywordGeneration, decodeWordRecord, encodeWordRecord, fieldTag, forEachRecordPart, ID_BLOCK, keywordDbs, positionBucket, prefixesOf, recordId, serializeAscending, serializedAscendingSize, writeAscending, valueKey, MAX_VALUE_FIELD_WORDS, MAX_VALUE_WORDS, VALUE_GAP, type KeywordDbs, type TextEntry, type WordPart } from './layout.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -632,10 +632,11 @@ class PartsDelta {
   appendAll(k: number, docs: Uint32Array, from: number, to: number): void {
     for (let j = from; j < to; j++) this.log.append(k, docs[j]!);
   }
-  entry(slot: WordSlot, tag: number): number {
-    this.keyWord.push(slot.word);
+  /** A new part (`word`, `tag`); `group` numbers the word (its slot), the same for all its parts until the merge. */
+  entry(word: string, group: number, tag: number): number {
+    this.keyWord.push(word);
     this.keyTag.push(tag);
-    this.keySlot.push(slot.no);
+    this.keySlot.push(group);
     return this.log.newKey();
   }
   push(k: number, docid: number): number {
@@ -888,10 +889,13 @@ class PairTable {
   }
 }
 
-/** Columns of a `SlotParts` row: the first fields by id, then the position buckets, then the prefixes. */
+/**
+ * Columns of a `SlotParts` row: the first fields by id, then the position buckets, then the
+ * prefix entries, then the rows of the prefix records (see PrefixParts).
+ */
 const SLOT_FIELDS = 8;
 const SLOT_BUCKETS = MAX_POSITION_BUCKET + 1;
-const SLOT_ROW = SLOT_FIELDS + SLOT_BUCKETS + PREFIX_MAX;
+const SLOT_ROW = SLOT_FIELDS + SLOT_BUCKETS + PREFIX_MAX + PREFIX_MAX;
 
 /**
  * The delta entries of each word slot of a batch: its part per field and per position bucket,
@@ -927,6 +931,11 @@ class SlotParts {
     return no * SLOT_ROW + SLOT_FIELDS + SLOT_BUCKETS;
   }
 
+  /** The row's prefix-record rows start here, -1 past the last (all -1: not looked up yet). */
+  prefixRowCell(no: number): number {
+    return no * SLOT_ROW + SLOT_FIELDS + SLOT_BUCKETS + PREFIX_MAX;
+  }
+
   /** -1 for an empty cell. */
   get cells(): Int32Array {
     return this.table;
@@ -945,12 +954,228 @@ class SlotParts {
   }
 }
 
+/**
+ * Pending postings of the prefix records (kw-prefix-parts, see PREFIX_RECORD_MIN_WORDS): a word's
+ * field parts go to the same parts of its recorded prefixes' records, and a document to the bucket
+ * of each recorded prefix's first position in it. A prefix has a row of part entries as a word
+ * slot has (`SlotParts`), found from the word's slot by integer probes, or by its string on the
+ * update path.
+ */
+class PrefixParts {
+  readonly delta = new PartsDelta();
+  private table = new SlotParts();
+  private names: string[] = [];
+  private byName = new Map<string, number>();
+  /** Row by (the row of the prefix one character shorter + 1, or 0, next code point); NOT_RECORDED for a prefix without a record. */
+  private readonly trie = new PairTable();
+  /** Per row: the last document that met the prefix, and the prefix's first position in it (see `meet`). */
+  private lastDoc = new Int32Array(1024).fill(-1);
+  private first = new Int32Array(1024);
+  private met: number[] = [];
+
+  /** `recorded`: the prefixes with a record, which the writer adds to as prefixes reach the bound. */
+  constructor(readonly recorded: Set<string>) {}
+
+  get size(): number {
+    return this.delta.size;
+  }
+
+  private newRow(prefix: string): number {
+    const row = this.table.addRow();
+    this.names.push(prefix);
+    this.byName.set(prefix, row);
+    if (row >= this.lastDoc.length) {
+      const lastDoc = new Int32Array(this.lastDoc.length * 2).fill(-1);
+      lastDoc.set(this.lastDoc);
+      this.lastDoc = lastDoc;
+      const first = new Int32Array(this.first.length * 2);
+      first.set(this.first);
+      this.first = first;
+    }
+    return row;
+  }
+
+  /** The row of a recorded prefix. */
+  row(prefix: string): number {
+    return this.byName.get(prefix) ?? this.newRow(prefix);
+  }
+
+  /** The rows of `word`'s recorded prefixes into `cells` from `at`, shortest first (-1 past the last). */
+  rowsOf(word: string, cells: Int32Array, at: number): void {
+    let parent = 0;
+    let end = 0;
+    for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
+      const code = word.codePointAt(end)!;
+      end += code > 0xffff ? 2 : 1;
+      let row = this.trie.get(parent, code);
+      if (row === -1) {
+        const prefix = word.slice(0, end);
+        row = this.recorded.has(prefix) ? this.row(prefix) : NOT_RECORDED;
+        this.trie.set(parent, code, row);
+      }
+      // Recorded prefixes are prefix-closed: none longer past one without a record.
+      if (row === NOT_RECORDED) return;
+      cells[at++] = row;
+      parent = row + 1;
+    }
+  }
+
+  /** The entry of field `fid`'s part of the record of `row`. */
+  field(row: number, fid: number): number {
+    const table = this.table;
+    if (fid >= SLOT_FIELDS) {
+      const key = table.moreKey(row, fid);
+      let k = table.moreFields.get(key);
+      if (k === undefined) table.moreFields.set(key, (k = this.delta.entry(this.names[row]!, row, fieldTag(fid))));
+      return k;
+    }
+    const at = table.fieldCell(row, fid);
+    let k = table.cells[at]!;
+    if (k < 0) table.cells[at] = k = this.delta.entry(this.names[row]!, row, fieldTag(fid));
+    return k;
+  }
+
+  bucket(row: number, bucket: number): number {
+    const table = this.table;
+    const at = table.bucketCell(row, bucket);
+    let k = table.cells[at]!;
+    if (k < 0) table.cells[at] = k = this.delta.entry(this.names[row]!, row, bucketTag(bucket));
+    return k;
+  }
+
+  /** The entry of a part named by tag (`fid`: this writer's field id of a field tag). */
+  part(row: number, tag: number, fid: (tag: number) => number = (t) => t): number {
+    return tag & BUCKET_TAG ? this.bucket(row, tag & ~BUCKET_TAG) : this.field(row, fid(tag));
+  }
+
+  /** A word of `docid` with the prefix of `row` first occurs at `position`. */
+  meet(row: number, docid: number, position: number): void {
+    if (this.lastDoc[row] !== docid) {
+      this.lastDoc[row] = docid;
+      this.first[row] = position;
+      this.met.push(row);
+    } else if (position < this.first[row]!) this.first[row] = position;
+  }
+
+  /** Puts `docid` in the bucket of each prefix's first position met since the last call. */
+  placeMet(docid: number): void {
+    for (const row of this.met) this.delta.push(this.bucket(row, positionBucket(this.first[row]!)), docid);
+    this.met.length = 0;
+  }
+
+  /** Rows point at deltas the merge is about to drop. */
+  clear(): void {
+    this.table.clear();
+    this.names = [];
+    this.byName = new Map();
+    this.trie.clear();
+    this.lastDoc = new Int32Array(1024).fill(-1);
+    this.met.length = 0;
+  }
+}
+
+const NOT_RECORDED = -2;
+
+/**
+ * The records of `prefixes` built from the records of their words (kw-word-parts and their tails):
+ * field parts united, each document in the bucket of its first word with the prefix. For the
+ * prefixes that reach PREFIX_RECORD_MIN_WORDS, after the batch's word records were merged. One
+ * pass over the words of each outermost prefix, each record decoded once for all its prefixes.
+ */
+function prefixRecordsFromWords(dbs: KeywordDbs, prefixes: ReadonlySet<string>, emit: (prefix: string, parts: WordPart[]) => void): void {
+  type Parts = Map<number, InstanceType<typeof RoaringBitmap32>>;
+  const acc = new Map<string, { fields: Parts; buckets: Parts }>();
+  for (const p of prefixes) acc.set(p, { fields: new Map(), buckets: new Map() });
+  const outermost = [...prefixes].filter((p) => {
+    for (let q = shorterPrefix(p); q !== ''; q = shorterPrefix(q)) if (prefixes.has(q)) return false;
+    return true;
+  });
+  const mine: Array<{ fields: Parts; buckets: Parts }> = [];
+  const done = (prefix: string, { fields, buckets }: { fields: Parts; buckets: Parts }) => {
+    const parts: WordPart[] = [...fields].sort((a, b) => a[0] - b[0]).map(([tag, b]) => ({ tag, bitmap: b.serialize(true) as Uint8Array }));
+    const placed = new RoaringBitmap32();
+    for (const [tag, b] of [...buckets].sort((x, y) => x[0] - y[0])) {
+      b.andNotInPlace(placed);
+      placed.orInPlace(b);
+      if (!b.isEmpty) parts.push({ tag, bitmap: b.serialize(true) as Uint8Array });
+    }
+    emit(prefix, parts);
+  };
+  for (const top of outermost) {
+    for (const { key, value } of dbs.wordParts.getRange({ start: top })) {
+      const word = key as string;
+      if (!word.startsWith(top)) break;
+      mine.length = 0;
+      prefixesOf(word, { put: (q) => prefixes.has(q) && mine.push(acc.get(q)!) });
+      const tail = hasTail(value.length) ? dbs.tails.wordParts.getBinary(word) : undefined;
+      for (const raw of tail ? [value, tail] : [value])
+        forEachRecordPart(raw, (tag, bitmap) => {
+          const part = RoaringBitmap32.deserialize(bitmap, true);
+          for (const into of mine) {
+            const kind = tag & BUCKET_TAG ? into.buckets : into.fields;
+            const known = kind.get(tag);
+            if (known) known.orInPlace(part);
+            else kind.set(tag, mine.length === 1 ? part : part.clone());
+          }
+        });
+    }
+    // The prefixes under this one are whole: written, and their parts let go.
+    for (const [prefix, parts] of acc) {
+      if (!prefix.startsWith(top)) continue;
+      done(prefix, parts);
+      acc.delete(prefix);
+    }
+  }
+}
+
+/**
+ * Builds the record of every prefix of PREFIX_RECORD_MIN_WORDS words or more from the word
+ * records: the upgrade of an index from format 1.3.0, inside its write transaction. Returns how
+ * many prefixes got one.
+ */
+export function fillPrefixRecords(store: IndexStore, checkpoint: () => void = () => {}): number {
+  const dbs = keywordDbs(store);
+  const counts = new Map<string, number>();
+  for (const word of dbs.words.getKeys()) prefixesOf(word as string, { put: (p) => counts.set(p, (counts.get(p) ?? 0) + 1) });
+  const reached = new Set<string>();
+  for (const [prefix, n] of counts) if (n >= PREFIX_RECORD_MIN_WORDS) reached.add(prefix);
+  prefixRecordsFromWords(dbs, reached, (prefix, parts) => {
+    if (parts.length > 0) dbs.prefixParts.putSync(prefix, encodeWordRecord(0, parts));
+    checkpoint();
+  });
+  return reached.size;
+}
+
+/** `prefix` without its last code point. */
+function shorterPrefix(prefix: string): string {
+  const last = prefix.codePointAt(prefix.length - 1)!;
+  // (a low surrogate ends a code point of two units)
+  return prefix.slice(0, prefix.length - (last >= 0xdc00 && last <= 0xdfff && prefix.length > 1 ? 2 : 1));
+}
+
+/** The recorded prefixes of an index: the keys of kw-prefix-parts. */
+function recordedPrefixes(dbs: KeywordDbs): Set<string> {
+  return new Set(dbs.prefixParts.getKeys() as Iterable<string>);
+}
+
+/** Whether kw-words holds at least `n` words starting with `prefix`. */
+function hasWords(dbs: KeywordDbs, prefix: string, n: number): boolean {
+  let count = 0;
+  for (const key of dbs.words.getKeys({ start: prefix })) {
+    if (!(key as string).startsWith(prefix)) return false;
+    if (++count >= n) return true;
+  }
+  return false;
+}
+
 /** The keys one document contributes to each database; parts are `partKey(word, tag)`. */
 interface DocKeys<S extends KeySink = KeySink> {
   words: S;
   exact: S;
   prefixes: S;
   parts: S;
+  /** `partKey(prefix, tag)` (see PrefixParts); left empty when the index keeps no prefix records. */
+  prefixParts: S;
   values: S;
   pairs: S;
 }
@@ -1000,11 +1225,15 @@ export function extractDocument(doc: Document, analyzer: Analyzer, fields: Field
 }
 
 function newKeySets(): DocKeys<KeySet> {
-  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), parts: new KeySet(), values: new KeySet(), pairs: new KeySet() };
+  return { words: new KeySet(), exact: new KeySet(), prefixes: new KeySet(), parts: new KeySet(), prefixParts: new KeySet(), values: new KeySet(), pairs: new KeySet() };
 }
 
 /** Every key of a stored or new document (the update path; `addNew` is the same for new documents). */
-function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean, keys: DocKeys<S>): DocKeys<S> {
+function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: readonly string[], prefixSearch: boolean, recorded: ReadonlySet<string> | null, keys: DocKeys<S>): DocKeys<S> {
+  /** `visit` for each prefix of `w` with a record (see PrefixParts). */
+  const recordedOf = (w: string, visit: (prefix: string) => void) => {
+    if (recorded) prefixesOf(w, { put: (prefix) => recorded.has(prefix) && visit(prefix) });
+  };
   const firstPosition = new Map<string, number>();
   for (const [fid, words, positions] of entry) {
     // Long texts (descriptions) are not matched as whole values: their sentences would make
@@ -1025,11 +1254,20 @@ function keysOf<S extends KeySink>(entry: TextEntry, analyzer: Analyzer, paths: 
       const known = firstPosition.get(w);
       if (known === undefined || p < known) firstPosition.set(w, p);
       keys.parts.put(partKey(w, fieldTag(fid)));
+      recordedOf(w, (prefix) => keys.prefixParts.put(partKey(prefix, fieldTag(fid))));
       if (!target.put(w)) continue;
       if (prefixSearch) prefixesOf(w, keys.prefixes);
     }
   }
-  for (const [w, p] of firstPosition) keys.parts.put(partKey(w, bucketTag(positionBucket(p))));
+  const prefixFirst = new Map<string, number>();
+  for (const [w, p] of firstPosition) {
+    keys.parts.put(partKey(w, bucketTag(positionBucket(p))));
+    recordedOf(w, (prefix) => {
+      const known = prefixFirst.get(prefix);
+      if (known === undefined || p < known) prefixFirst.set(prefix, p);
+    });
+  }
+  for (const [prefix, p] of prefixFirst) keys.prefixParts.put(partKey(prefix, bucketTag(positionBucket(p))));
   return keys;
 }
 
@@ -1043,6 +1281,7 @@ class BatchWriter {
   readonly exact = new DeltaMap();
   readonly prefixes = new DeltaMap();
   readonly parts = new PartsDelta();
+  readonly prefixParts: PrefixParts;
   readonly values = new DeltaMap();
   readonly pairs = new DeltaMap();
   readonly analyzer: Analyzer;
@@ -1055,6 +1294,8 @@ class BatchWriter {
   private pairPrefixList: string[] = [];
   /** This batch starts the index's pair postings (see PAIR_POSTINGS_META). */
   private readonly completesPairs: boolean;
+  /** Whether the batch keeps the prefix records (kw-prefix-parts): with prefix search on (see PREFIX_RECORD_MIN_WORDS). */
+  private readonly writesPrefixParts: boolean;
   /** Stored entries (kw-entries) to write at the next flush. */
   private docWrites = new PendingEntries();
 
@@ -1062,19 +1303,29 @@ class BatchWriter {
    * `fromScratch`: the keyword databases will be cleared before these writes (a re-index), so
    * nothing stored is read back.
    */
-  constructor(dbs: KeywordDbs | null, settings: Settings, private readonly fromScratch = false, paths?: readonly string[]) {
+  /** `recorded`: for a detached writer, the prefixes with records (an attached one reads them). */
+  constructor(dbs: KeywordDbs | null, settings: Settings, private readonly fromScratch = false, paths?: readonly string[], recorded?: readonly string[]) {
     this.attached = dbs;
     this.analyzer = analyzerFor(settings);
     this.fields = new FieldIds(dbs ? loadFieldPaths(dbs) : [...(paths ?? [])]);
     this.prefixSearch = settings.prefixSearch !== 'disabled';
     if (!dbs) {
       this.completesPairs = false;
+      this.writesPrefixParts = this.prefixSearch && recorded !== undefined;
+      this.prefixParts = new PrefixParts(new Set(recorded));
       return;
     }
-    for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.values, dbs.pairs]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
+    for (const db of [dbs.words, dbs.exactWords, dbs.prefixes, dbs.wordParts, dbs.prefixParts, dbs.values, dbs.pairs]) if (fromScratch || isEmptyDb(db)) this.emptyDbs.add(db);
     if (fromScratch) this.nextId = 0;
     // Pair postings are complete when every document was written with them: from an empty index on.
     this.completesPairs = fromScratch || dbs.docs.getKeysCount({ limit: 1 }) === 0;
+    this.writesPrefixParts = this.prefixSearch;
+    this.prefixParts = new PrefixParts(this.writesPrefixParts && !fromScratch ? recordedPrefixes(dbs) : new Set());
+  }
+
+  /** The prefixes with records, for a detached writer (see `extractDetached`); undefined when this writer keeps none. */
+  recordedPrefixList(): string[] | undefined {
+    return this.writesPrefixParts ? [...this.prefixParts.recorded] : undefined;
   }
 
   /**
@@ -1097,6 +1348,7 @@ class BatchWriter {
       values: this.values.exportDeltas(),
       pairs: this.pairs.exportDeltas(),
       parts: this.parts.exportParts(),
+      prefixParts: this.prefixParts.delta.exportParts(),
       entries: this.docWrites.exportEntries(),
       provisional: this.provisional,
       paths: this.fields.paths,
@@ -1123,6 +1375,13 @@ class BatchWriter {
       const tag = tags[i]!;
       const k = tag & BUCKET_TAG ? this.bucketPart(slot, tag & ~BUCKET_TAG) : this.fieldPart(slot, fids[tag]!);
       this.parts.appendAll(k, docs, start[i]!, start[i + 1]!);
+    }
+    if (this.writesPrefixParts) {
+      const more = other.prefixParts;
+      for (let i = 0; i < more.words.length; i++) {
+        const k = this.prefixParts.part(this.prefixParts.row(more.words[i]!), more.tags[i]!, (tag) => fids[tag]!);
+        this.prefixParts.delta.appendAll(k, more.docs, more.start[i]!, more.start[i + 1]!);
+      }
     }
     this.docWrites.absorb(other.entries, (fid) => fids[fid]!, (id) => (id >= PROVISIONAL_ID ? ids[id - PROVISIONAL_ID]! : id));
     for (const docid of other.entries.docids) if (docid < this.newDocsFrom) this.newDocsFrom = docid;
@@ -1247,8 +1506,9 @@ class BatchWriter {
       // Nothing indexed before: keys go straight into the deltas, no per-document sets.
       if (next) ids = this.addNew(next, change.docid);
     } else {
-      const a = keysOf(old, this.analyzer, paths, this.prefixSearch, newKeySets());
-      const b = next ? keysOf(next, this.analyzer, paths, this.prefixSearch, newKeySets()) : undefined;
+      const recorded = this.writesPrefixParts ? this.prefixParts.recorded : null;
+      const a = keysOf(old, this.analyzer, paths, this.prefixSearch, recorded, newKeySets());
+      const b = next ? keysOf(next, this.analyzer, paths, this.prefixSearch, recorded, newKeySets()) : undefined;
       this.diffAll(a, b, change.docid);
     }
     if (next && next.length > 0) {
@@ -1273,12 +1533,12 @@ class BatchWriter {
     if (fid >= SLOT_FIELDS) {
       const key = table.moreKey(slot.no, fid);
       let k = table.moreFields.get(key);
-      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot, fieldTag(fid))));
+      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot.word, slot.no, fieldTag(fid))));
       return k;
     }
     const at = table.fieldCell(slot.no, fid);
     let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot, fieldTag(fid));
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, slot.no, fieldTag(fid));
     return k;
   }
 
@@ -1286,7 +1546,7 @@ class BatchWriter {
     const table = this.slotParts;
     const at = table.bucketCell(slot.no, bucket);
     let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot, bucketTag(bucket));
+    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, slot.no, bucketTag(bucket));
     return k;
   }
 
@@ -1325,6 +1585,11 @@ class BatchWriter {
         // the other): the slot's own marks stand in for the logs' last-docid checks.
         slot.fid = fid;
         this.parts.append(this.fieldPart(slot, fid), docid);
+        if (this.writesPrefixParts) {
+          const prefixes = this.prefixParts;
+          const cells = this.slotParts.cells;
+          for (let at = this.prefixRowsOf(slot), end = at + PREFIX_MAX; at < end && cells[at]! >= 0; at++) prefixes.delta.push(prefixes.field(cells[at]!, fid), docid);
+        }
         if (exact) {
           if (slot.exactDoc === docid) continue;
           slot.exactDoc = docid;
@@ -1359,7 +1624,20 @@ class BatchWriter {
     }
     this.fieldSlots.length = 0;
     for (const slot of seen) this.parts.append(this.bucketPart(slot, positionBucket(slot.first)), docid);
+    if (this.writesPrefixParts) {
+      const prefixes = this.prefixParts;
+      const cells = this.slotParts.cells;
+      for (const slot of seen) for (let at = this.prefixRowsOf(slot), end = at + PREFIX_MAX; at < end && cells[at]! >= 0; at++) prefixes.meet(cells[at]!, docid, slot.first);
+      prefixes.placeMet(docid);
+    }
     return ids;
+  }
+
+  /** Where the rows of `slot`'s prefix records are in `slotParts.cells` (looked up on first use). */
+  private prefixRowsOf(slot: WordSlot): number {
+    const at = this.slotParts.prefixRowCell(slot.no);
+    if (this.slotParts.cells[at]! < 0) this.prefixParts.rowsOf(slot.word, this.slotParts.cells, at);
+    return at;
   }
 
   private diffAll(a: DocKeys<KeySet>, b: DocKeys<KeySet> | undefined, docid: number): void {
@@ -1376,6 +1654,13 @@ class BatchWriter {
     };
     for (const k of a.parts) if (!b?.parts.has(k)) this.parts.del(part(k), docid);
     if (b) for (const k of b.parts) if (!a.parts.has(k)) this.parts.push(part(k), docid);
+    const prefixes = this.prefixParts;
+    const prefixPart = (key: string): number => {
+      const cut = key.lastIndexOf('\u0000');
+      return prefixes.part(prefixes.row(key.slice(0, cut)), Number(key.slice(cut + 1)));
+    };
+    for (const k of a.prefixParts) if (!b?.prefixParts.has(k)) prefixes.delta.del(prefixPart(k), docid);
+    if (b) for (const k of b.prefixParts) if (!a.prefixParts.has(k)) prefixes.delta.push(prefixPart(k), docid);
   }
 
 
@@ -1454,8 +1739,52 @@ class BatchWriter {
     return ids;
   }
 
+  /**
+   * Records for the prefixes that reached PREFIX_RECORD_MIN_WORDS words, from their words' records
+   * (merged just before, with this flush's documents), and none for those that fell below, so
+   * that an index has the records a fresh build of its documents would. Candidates are the
+   * prefixes of the words the batch added whose own prefix one character shorter has a record (or
+   * of one character): a prefix never has more words than its own prefixes; and the recorded
+   * prefixes of the words it removed.
+   */
+  private recordNewPrefixes(): void {
+    const dbs = this.dbs;
+    const recorded = this.prefixParts.recorded;
+    const checked = new Set<string>();
+    const reached = new Set<string>();
+    const known = (prefix: string) => recorded.has(prefix) || reached.has(prefix);
+    for (const [word, [before, now]] of this.words.membership!.changes) {
+      if (before && !now) {
+        prefixesOf(word, {
+          put: (prefix) => {
+            if (!recorded.has(prefix) || hasWords(dbs, prefix, PREFIX_RECORD_MIN_WORDS)) return;
+            dbs.prefixParts.removeSync(prefix);
+            dbs.tails.prefixParts.removeSync(prefix);
+            recorded.delete(prefix);
+          },
+        });
+      }
+      if (before || !now) continue;
+      let parent = '';
+      prefixesOf(word, {
+        put: (prefix) => {
+          const candidate = !known(prefix) && (parent === '' || known(parent)) && !checked.has(prefix);
+          parent = prefix;
+          if (!candidate) return;
+          checked.add(prefix);
+          if (hasWords(dbs, prefix, PREFIX_RECORD_MIN_WORDS)) reached.add(prefix);
+        },
+      });
+    }
+    if (reached.size === 0) return;
+    prefixRecordsFromWords(dbs, reached, (prefix, parts) => {
+      if (parts.length > 0) dbs.prefixParts.putSync(prefix, encodeWordRecord(0, parts));
+      recorded.add(prefix);
+    });
+  }
+
   pending(): number {
-    return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.values.size + this.pairs.size;
+    return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.prefixParts.size + this.values.size + this.pairs.size;
   }
 
   /**
@@ -1472,12 +1801,16 @@ class BatchWriter {
     this.pairTable.clear();
     this.pairPrefixTable.clear();
     this.prefixTable.clear();
+    this.prefixParts.clear();
     const dbs = this.dbs;
     const empty = (db: Database<Buffer, string>) => this.emptyDbs.has(db);
     this.words.mergeInto(dbs.words, dbs.tails.words, empty(dbs.words));
     this.exact.mergeInto(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords));
     this.prefixes.mergeInto(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes));
     this.parts.mergeInto(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word, stored) => this.settleId(word, stored));
+    // (a prefix record's id is unused)
+    this.prefixParts.delta.mergeInto(dbs.prefixParts, dbs.tails.prefixParts, empty(dbs.prefixParts), () => 0);
+    if (this.writesPrefixParts) this.recordNewPrefixes();
     this.values.mergeInto(dbs.values, dbs.tails.values, empty(dbs.values));
     this.pairs.mergeInto(dbs.pairs, dbs.tails.pairs, empty(dbs.pairs));
     // What is written now is what later flushes of the batch read back.
@@ -1523,6 +1856,8 @@ export interface ExtractedBatch {
   values: ExportedDeltas;
   pairs: ExportedDeltas;
   parts: ExportedParts;
+  /** The prefix records' parts (see PrefixParts), named by prefix. */
+  prefixParts: ExportedParts;
   entries: ExportedEntries;
   /** The words of the provisional ids used in `entries`, by id - PROVISIONAL_ID. */
   provisional: string[];
@@ -1535,8 +1870,8 @@ export interface ExtractedBatch {
  * `BatchWriter.absorb` in another thread (see parallel-extract.ts): the first `done` of them,
  * stopping once `maxPending` postings are pending.
  */
-export function extractDetached(settings: Settings, paths: readonly string[], changes: readonly DocumentChange[], maxPending: number): { batch: ExtractedBatch; done: number } {
-  const writer = new BatchWriter(null, settings, false, paths);
+export function extractDetached(settings: Settings, paths: readonly string[], changes: readonly DocumentChange[], maxPending: number, recorded?: readonly string[]): { batch: ExtractedBatch; done: number } {
+  const writer = new BatchWriter(null, settings, false, paths, recorded);
   let done = 0;
   while (done < changes.length && writer.pending() <= maxPending) writer.extract(changes[done++]!);
   return { batch: writer.exportAll(), done };
@@ -1590,7 +1925,7 @@ export const keywordExtension: IndexExtension = {
     // The later part of a large batch of new documents is extracted in another thread meanwhile
     // (see parallel-extract.ts), each side up to half the bound.
     const split = parallelSplit(changes);
-    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), flushThreshold / 2) : null;
+    const helper = split < changes.length ? extractElsewhere(settings, writer.fields.paths, changes.slice(split), flushThreshold / 2, writer.recordedPrefixList() ?? []) : null;
     const bound = helper ? flushThreshold / 2 : flushThreshold;
     let done = 0;
     let sliceStart = performance.now();

@@ -9,7 +9,7 @@ const port = parentPort!;
 function transferables(batch: ExtractedBatch): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
   const add = (array: Uint32Array) => buffers.add(array.buffer as ArrayBuffer);
-  for (const deltas of [batch.words, batch.exact, batch.prefixes, batch.values, batch.pairs, batch.parts]) {
+  for (const deltas of [batch.words, batch.exact, batch.prefixes, batch.values, batch.pairs, batch.parts, batch.prefixParts]) {
     add(deltas.start);
     add(deltas.docs);
   }
@@ -17,11 +17,11 @@ function transferables(batch: ExtractedBatch): ArrayBuffer[] {
   return [...buffers];
 }
 
-port.on('message', ({ id, settings, paths, changes, maxPending }: ExtractRequest) => {
+port.on('message', ({ id, settings, paths, changes, maxPending, recorded }: ExtractRequest) => {
   let reply: ExtractReply;
   let transfer: ArrayBuffer[] = [];
   try {
-    const { batch, done } = extractDetached(settings, paths, changes, maxPending);
+    const { batch, done } = extractDetached(settings, paths, changes, maxPending, recorded);
     reply = { id, batch, done };
     transfer = transferables(batch);
   } catch (error) {

@@ -9,6 +9,12 @@
  *                                                the word's first position in the document (wordPosition
  *                                                without reading documents); one key per word keeps a
  *                                                batch's writes few (see encodeWordRecord)
+ *   kw-prefix-parts prefix -> record         for frequent prefixes of 1..PREFIX_MAX chars (see
+ *                                                PREFIX_RECORD_MIN_WORDS), a record as a word's: the
+ *                                                union of its words' field parts, and each document
+ *                                                in the bucket of the prefix's first position; so
+ *                                                that the rules rank a short prefix's matches from
+ *                                                posting lists
  *   kw-values       words of a value -> docids   every short value (array element, sentence) as a
  *                                                whole, for the exactness rule's exact matches
  *   kw-pairs        pair -> docids               documents where a word comes right after another in a
@@ -31,7 +37,7 @@
  *                                                stored entries; word -> id is in kw-word-parts)
  *   kw-meta         'fields' -> string[]         field id -> field path; 'pairPostings' -> PAIR_POSTINGS_VERSION
  *   kw-*-tail       key -> docids / record       the recent additions to a long list or record of
- *                                                the six posting databases above (see tails.ts)
+ *                                                the seven posting databases above (see tails.ts)
  *
  * Posting lists are roaring bitmaps in the portable serialization.
  *
@@ -46,6 +52,25 @@ import type { IndexStore } from '../../index/store.js';
 /** Prefix postings are kept for prefixes up to this many characters; longer prefixes are few words, resolved from the dictionary. */
 export const PREFIX_MAX = 4;
 
+/**
+ * Prefixes (of up to PREFIX_MAX characters) with at least this many words in the typo dictionary
+ * have records (kw-prefix-parts). The rules rank a term's words from their records when they are
+ * few enough to list (256); a short prefix stands for more ("t", "co", and "the" at 200k
+ * documents: 287 words), and without a record of its own the posting lists could not say in
+ * which field or at which position its words are: its pure prefix matches ranked last, so "The
+ * Godfather" came after "G.I. Joe" for `the g`, and a document's score depended on whether its
+ * bucket was ranked from posting lists or by reading each document. Half the bound that cuts, so
+ * that a cut prefix has its record; every prefix of 128 words or more at the movies is 240 of
+ * their 32,500 prefixes, and records for all prefixes of up to 3 characters took 40% more
+ * indexing time (bench/README.md). A prefix gets its record from its words' records when it
+ * reaches the bound (so the records are prefix-closed: a prefix's own prefixes have more words),
+ * and keeps it. Every batch keeps the records of an index with prefix search on (format 1.4.0:
+ * the upgrade from 1.3.0 builds them); with it off there are no prefix terms, and turning it on
+ * rebuilds the index.
+ */
+export const PREFIX_RECORD_MIN_WORDS = 128;
+export const PREFIX_PARTS_DB = 'kw-prefix-parts';
+
 /** A document's entry with the words themselves, as extracted before ids are assigned. */
 export type TextEntry = Array<[fid: number, words: string[], positions: number[]]>;
 
@@ -53,7 +78,7 @@ export type TextEntry = Array<[fid: number, words: string[], positions: number[]
 export const ENTRIES_DB = 'kw-entries';
 
 /** The posting databases, each with its tail twin (see tails.ts). */
-export const POSTING_DBS = ['words', 'exactWords', 'prefixes', 'wordParts', 'values', 'pairs'] as const;
+export const POSTING_DBS = ['words', 'exactWords', 'prefixes', 'wordParts', 'prefixParts', 'values', 'pairs'] as const;
 export type PostingDb = (typeof POSTING_DBS)[number];
 
 export interface KeywordDbs {
@@ -61,6 +86,7 @@ export interface KeywordDbs {
   exactWords: Database<Buffer, string>;
   prefixes: Database<Buffer, string>;
   wordParts: Database<Buffer, string>;
+  prefixParts: Database<Buffer, string>;
   values: Database<Buffer, string>;
   pairs: Database<Buffer, string>;
   /** The tail of each long posting list or word record, under the same key (see tails.ts). */
@@ -80,6 +106,7 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
       exactWords: store.openDB<Buffer, string>('kw-exact-words', { encoding: 'binary' }),
       prefixes: store.openDB<Buffer, string>('kw-prefixes', { encoding: 'binary' }),
       wordParts: store.openDB<Buffer, string>('kw-word-parts', { encoding: 'binary' }),
+      prefixParts: store.openDB<Buffer, string>(PREFIX_PARTS_DB, { encoding: 'binary' }),
       values: store.openDB<Buffer, string>('kw-values', { encoding: 'binary' }),
       pairs: store.openDB<Buffer, string>('kw-pairs', { encoding: 'binary' }),
       tails: {
@@ -87,6 +114,7 @@ export function keywordDbs(store: IndexStore): KeywordDbs {
         exactWords: store.openDB<Buffer, string>('kw-exact-words-tail', { encoding: 'binary' }),
         prefixes: store.openDB<Buffer, string>('kw-prefixes-tail', { encoding: 'binary' }),
         wordParts: store.openDB<Buffer, string>('kw-word-parts-tail', { encoding: 'binary' }),
+        prefixParts: store.openDB<Buffer, string>(`${PREFIX_PARTS_DB}-tail`, { encoding: 'binary' }),
         values: store.openDB<Buffer, string>('kw-values-tail', { encoding: 'binary' }),
         pairs: store.openDB<Buffer, string>('kw-pairs-tail', { encoding: 'binary' }),
       },

@@ -43,6 +43,8 @@ export interface ExtractRequest {
   paths: readonly string[];
   changes: readonly DocumentChange[];
   maxPending: number;
+  /** The prefixes with records (see PrefixParts in extension.ts). */
+  recorded: string[];
 }
 
 export type ExtractReply = { id: number; batch: ExtractedBatch; done: number } | { id: number; error: string };
@@ -99,6 +101,7 @@ export function extractElsewhere(
   paths: readonly string[],
   changes: readonly DocumentChange[],
   maxPending: number,
+  recorded: string[],
 ): Promise<{ batch: ExtractedBatch; done: number } | null> {
   let target: Worker;
   try {
@@ -115,7 +118,7 @@ export function extractElsewhere(
     });
     target.ref();
     try {
-      target.postMessage({ id, settings, paths, changes, maxPending } satisfies ExtractRequest);
+      target.postMessage({ id, settings, paths, changes, maxPending, recorded } satisfies ExtractRequest);
     } catch {
       pending.delete(id);
       resolve(null);

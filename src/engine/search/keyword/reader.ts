@@ -40,6 +40,8 @@ const bitmapBytes = (b: Bitmap): number => b.getSerializationSizeInBytes(false);
 
 /** A word record's bytes, main and tail, and its parts of each kind once decoded (see KeywordReader.record). */
 interface WordRecord {
+  /** Whether the key has a record (main and tail are dropped once both kinds of parts are decoded). */
+  exists: boolean;
   main: Uint8Array | null;
   tail: Uint8Array | null;
   fields: Map<number, Bitmap> | null;
@@ -184,17 +186,19 @@ export class KeywordReader {
    * word's parts of one kind (every field, or every position bucket), and reading the record once
    * per part read it 16 times for wordPosition, 4,096 reads for a 256-word prefix.
    */
-  private record(word: string): WordRecord {
+  private record(word: string, kind: 'wordParts' | 'prefixParts' = 'wordParts'): WordRecord {
     this.refresh();
-    const known = this.records.get(word);
+    // (a prefix record is cached under a key no word has)
+    const cacheKey = kind === 'wordParts' ? word : `\u0000${word}`;
+    const known = this.records.get(cacheKey);
     if (known) return known;
-    const raw = this.dbs.wordParts.getBinaryFast(word);
+    const raw = this.dbs[kind].getBinaryFast(word);
     // Copied: the next read reuses lmdb's buffer, and each kind of part is decoded when first asked for.
     const main = raw ? Buffer.from(valueBytes(raw)) : null;
-    const more = raw && hasTail(raw.length) ? this.dbs.tails.wordParts.getBinaryFast(word) : undefined;
-    const record: WordRecord = { main, tail: more ? Buffer.from(valueBytes(more)) : null, fields: null, buckets: null };
+    const more = raw && hasTail(raw.length) ? this.dbs.tails[kind].getBinaryFast(word) : undefined;
+    const record: WordRecord = { exists: main !== null, main, tail: more ? Buffer.from(valueBytes(more)) : null, fields: null, buckets: null };
     // The record's serialized size stands for its decoded parts' (no call per part).
-    this.records.set(word, record, (main?.length ?? 0) + (record.tail?.length ?? 0));
+    this.records.set(cacheKey, record, (main?.length ?? 0) + (record.tail?.length ?? 0));
     return record;
   }
 
@@ -235,6 +239,25 @@ export class KeywordReader {
   /** The position-bucket parts of `word`'s record, by bucket tag (see `wordFields`). */
   wordBuckets(word: string): ReadonlyMap<number, Bitmap> {
     return this.partsOf(this.record(word), true);
+  }
+
+  /**
+   * Whether `prefix` has a record (kw-prefix-parts, see PREFIX_RECORD_MIN_WORDS) covering every
+   * document: the field parts of the words starting with it, and each document in the bucket of
+   * the first of them.
+   */
+  hasPrefixRecord(prefix: string): boolean {
+    return this.record(prefix, 'prefixParts').exists;
+  }
+
+  /** The field parts of the record of `prefix` (see `hasPrefixRecord`), by field tag. Shared: never mutate. */
+  prefixFields(prefix: string): ReadonlyMap<number, Bitmap> {
+    return this.partsOf(this.record(prefix, 'prefixParts'), false);
+  }
+
+  /** The position-bucket parts of the record of `prefix`, by bucket tag. */
+  prefixBuckets(prefix: string): ReadonlyMap<number, Bitmap> {
+    return this.partsOf(this.record(prefix, 'prefixParts'), true);
   }
 
   wordInField(word: string, fid: number): Bitmap {

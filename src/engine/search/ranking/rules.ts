@@ -59,6 +59,11 @@ export interface RankingContext {
    * where reading each document ranks them by where they are.
    */
   termWordsCut: (i: number) => boolean;
+  /**
+   * The prefix whose record (kw-prefix-parts) stands for the words `termWords(i)` leaves out of a
+   * short prefix's, else null: with it the rules rank every match of the term from posting lists.
+   */
+  termPrefixRecord: (i: number) => string | null;
 }
 
 /**
@@ -216,13 +221,20 @@ function* byCost(docids: Docids, active: number[], cost: (docid: number) => numb
  * own: the documents where one occurs are read (`perDoc`), as a small bucket's all are, so that a
  * document costs the same in any bucket.
  */
-function bitmapCosts(docids: Docids, active: number[], ctx: RankingContext, maxCost: number, costs: (words: string[]) => Bitmap[], perDoc: (docid: number) => number): Array<[number, Bitmap]> | null {
+function bitmapCosts(
+  docids: Docids,
+  active: number[],
+  ctx: RankingContext,
+  maxCost: number,
+  costs: (words: string[], prefix: string | null) => Bitmap[],
+  perDoc: (docid: number) => number,
+): Array<[number, Bitmap]> | null {
   if (sizeOf(docids) < BITMAP_PATH_MIN) return null;
   const perTerm: Bitmap[][] = [];
   for (const i of active) {
     const words = ctx.termWords(i);
     if (!words) return null;
-    perTerm.push(costs(words));
+    perTerm.push(costs(words, ctx.termPrefixRecord(i)));
   }
   let all = toBitmap(docids);
   const sequences = sequenceDocs(ctx, active);
@@ -543,14 +555,17 @@ const attributeRank: RankingRule = {
       }
       return cost;
     };
-    const fast = bitmapCosts(docids, active, ctx, per - 1, (words) => {
+    const fast = bitmapCosts(docids, active, ctx, per - 1, (words, prefix) => {
       // each word's record once (see KeywordReader.wordFields)
       const byRank: Bitmap[][] = Array.from({ length: per }, () => []);
-      for (const w of words)
-        for (const [tag, bitmap] of ctx.reader.wordFields(w)) {
+      const take = (parts: ReadonlyMap<number, Bitmap>) => {
+        for (const [tag, bitmap] of parts) {
           const r = rankOf.get(tag);
           if (r !== undefined) byRank[r]!.push(bitmap);
         }
+      };
+      for (const w of words) take(ctx.reader.wordFields(w));
+      if (prefix !== null) take(ctx.reader.prefixFields(prefix));
       return byRank.map((parts) => RoaringBitmap32.orMany(parts));
     }, perDoc);
     if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'attributeRank', rank: maxRank - c, maxRank } }));
@@ -576,14 +591,17 @@ const wordPosition: RankingRule = {
       return cost;
     };
     // (a word record's buckets are of its first position in any field: not for a search restricted to some)
-    const fast = restrictsFields(ctx) ? null : bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words) => {
+    const fast = restrictsFields(ctx) ? null : bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words, prefix) => {
       // each word's record once (see KeywordReader.wordBuckets); the last bucket costs as much as none
       const byBucket: Bitmap[][] = Array.from({ length: MAX_POSITION_BUCKET }, () => []);
-      for (const w of words)
-        for (const [tag, bitmap] of ctx.reader.wordBuckets(w)) {
+      const take = (parts: ReadonlyMap<number, Bitmap>) => {
+        for (const [tag, bitmap] of parts) {
           const b = tag - BUCKET_TAG;
           if (b >= 0 && b < MAX_POSITION_BUCKET) byBucket[b]!.push(bitmap);
         }
+      };
+      for (const w of words) take(ctx.reader.wordBuckets(w));
+      if (prefix !== null) take(ctx.reader.prefixBuckets(prefix));
       return byBucket.map((parts) => RoaringBitmap32.orMany(parts));
     }, perDoc);
     if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'wordPosition', rank: maxRank - c, maxRank } }));
