@@ -14,7 +14,7 @@
 import roaring from 'roaring';
 import type { Database } from 'lmdb';
 import type { IndexExtension, DocumentChange, ApplyContext, PrepareOptions } from '../../index/extension.js';
-import { appendPut, type IndexStore } from '../../index/store.js';
+import { appendPut, type Bitmap, type IndexStore } from '../../index/store.js';
 import type { Settings } from '../../settings/types.js';
 import type { Document } from '../../types.js';
 import { HARD_GAP } from '../../text/tokenize.js';
@@ -223,6 +223,11 @@ class WriteList<K extends string | number> {
     this.used += size;
     return at;
   }
+  /** Bytes of the values held (the arena chunks in use). */
+  get bytes(): number {
+    return this.chunks.length === 0 ? 0 : (this.chunks.length - 1) * ARENA_CHUNK + this.used;
+  }
+
   /** The chunk `reserve` gave room in. */
   get last(): Buffer {
     return this.chunks[this.chunks.length - 1]!;
@@ -507,7 +512,7 @@ class DeltaMap {
     const order = keyOrder(keys);
     let n = 0;
     for (const k of order) {
-      if ((++n & SLICE_KEYS) === 0) spillSlice(out, tails, db, tail, empty);
+      if ((++n & SLICE_KEYS) === 0 || out.bytes + tails.bytes > SLICE_BYTES) spillSlice(out, tails, db, tail, empty);
       const key = keys[k]!;
       const add = docs.subarray(start[k]!, start[k + 1]!);
       const del = dels?.get(k);
@@ -550,6 +555,13 @@ class DeltaMap {
  * container").
  */
 const SLICE_KEYS = 255;
+
+/**
+ * Or once a slice's values take this many bytes: the records of frequent prefixes (kw-prefix-parts)
+ * are a few hundred keys of up to megabytes each at 200k documents, and a slice of them held tens
+ * of MB in the write process of a 512 MiB container.
+ */
+const SLICE_BYTES = 4 * 2 ** 20;
 
 /** Puts a merge's pending lists (appended when the database was empty) and tails. */
 function spillSlice(lists: WriteList<string>, tails: WriteList<string>, db: Database<Buffer, string>, tailDb: Database<Buffer, string>, append: boolean): void {
@@ -673,7 +685,7 @@ class PartsDelta {
     };
     let n = 0;
     for (let i = 0; i < order.length; ) {
-      if ((++n & SLICE_KEYS) === 0) spillSlice(out, tails, db, tailDb, empty);
+      if ((++n & SLICE_KEYS) === 0 || out.bytes + tails.bytes > SLICE_BYTES) spillSlice(out, tails, db, tailDb, empty);
       const word = words[order[i]!]!;
       let j = i + 1;
       while (j < order.length && words[order[j]!] === word) j++;
@@ -1080,18 +1092,27 @@ const NOT_RECORDED = -2;
  * The records of `prefixes` built from the records of their words (kw-word-parts and their tails):
  * field parts united, each document in the bucket of its first word with the prefix. For the
  * prefixes that reach PREFIX_RECORD_MIN_WORDS, after the batch's word records were merged. One
- * pass over the words of each outermost prefix, each record decoded once for all its prefixes.
+ * pass over the words of each outermost prefix: a word's record goes into its longest prefix of
+ * the set, and each prefix, once whole, into the one a character shorter (a document's first
+ * position under a prefix is the least of those under its longer prefixes). A first batch of the
+ * movies builds 240 records from 98,000 words this way.
  */
 function prefixRecordsFromWords(dbs: KeywordDbs, prefixes: ReadonlySet<string>, emit: (prefix: string, parts: WordPart[]) => void): void {
-  type Parts = Map<number, InstanceType<typeof RoaringBitmap32>>;
-  const acc = new Map<string, { fields: Parts; buckets: Parts }>();
+  type Parts = { fields: Map<number, Bitmap>; buckets: Map<number, Bitmap> };
+  const acc = new Map<string, Parts>();
   for (const p of prefixes) acc.set(p, { fields: new Map(), buckets: new Map() });
   const outermost = [...prefixes].filter((p) => {
     for (let q = shorterPrefix(p); q !== ''; q = shorterPrefix(q)) if (prefixes.has(q)) return false;
     return true;
   });
-  const mine: Array<{ fields: Parts; buckets: Parts }> = [];
-  const done = (prefix: string, { fields, buckets }: { fields: Parts; buckets: Parts }) => {
+  const add = (into: Parts, tag: number, part: Bitmap, shared: boolean) => {
+    const kind = tag & BUCKET_TAG ? into.buckets : into.fields;
+    const known = kind.get(tag);
+    if (known) known.orInPlace(part);
+    else kind.set(tag, shared ? part.clone() : part);
+  };
+  /** Serializes a whole prefix's record, its buckets made a partition (each document in its first). */
+  const done = (prefix: string, { fields, buckets }: Parts) => {
     const parts: WordPart[] = [...fields].sort((a, b) => a[0] - b[0]).map(([tag, b]) => ({ tag, bitmap: b.serialize(true) as Uint8Array }));
     const placed = new RoaringBitmap32();
     for (const [tag, b] of [...buckets].sort((x, y) => x[0] - y[0])) {
@@ -1105,25 +1126,22 @@ function prefixRecordsFromWords(dbs: KeywordDbs, prefixes: ReadonlySet<string>, 
     for (const { key, value } of dbs.wordParts.getRange({ start: top })) {
       const word = key as string;
       if (!word.startsWith(top)) break;
-      mine.length = 0;
-      prefixesOf(word, { put: (q) => prefixes.has(q) && mine.push(acc.get(q)!) });
+      let longest: Parts | undefined;
+      prefixesOf(word, { put: (q) => prefixes.has(q) && (longest = acc.get(q)) });
+      const into = longest!;
       const tail = hasTail(value.length) ? dbs.tails.wordParts.getBinary(word) : undefined;
-      for (const raw of tail ? [value, tail] : [value])
-        forEachRecordPart(raw, (tag, bitmap) => {
-          const part = RoaringBitmap32.deserialize(bitmap, true);
-          for (const into of mine) {
-            const kind = tag & BUCKET_TAG ? into.buckets : into.fields;
-            const known = kind.get(tag);
-            if (known) known.orInPlace(part);
-            else kind.set(tag, mine.length === 1 ? part : part.clone());
-          }
-        });
+      for (const raw of tail ? [value, tail] : [value]) forEachRecordPart(raw, (tag, bitmap) => add(into, tag, RoaringBitmap32.deserialize(bitmap, true), false));
     }
-    // The prefixes under this one are whole: written, and their parts let go.
-    for (const [prefix, parts] of acc) {
-      if (!prefix.startsWith(top)) continue;
+    // Longest first: each prefix is whole once the longer ones under it went into it.
+    const under = [...acc.keys()].filter((p) => p.startsWith(top)).sort((a, b) => b.length - a.length);
+    for (const prefix of under) {
+      const parts = acc.get(prefix)!;
       done(prefix, parts);
       acc.delete(prefix);
+      const parent = acc.get(shorterPrefix(prefix));
+      if (!parent) continue;
+      for (const [tag, b] of parts.fields) add(parent, tag, b, true);
+      for (const [tag, b] of parts.buckets) add(parent, tag, b, true);
     }
   }
 }

@@ -225,16 +225,23 @@ function bitmapCosts(
   docids: Docids,
   active: number[],
   ctx: RankingContext,
+  rule: string,
   maxCost: number,
   costs: (words: string[], prefix: string | null) => Bitmap[],
   perDoc: (docid: number) => number,
 ): Array<[number, Bitmap]> | null {
   if (sizeOf(docids) < BITMAP_PATH_MIN) return null;
   const perTerm: Bitmap[][] = [];
+  let known = termCosts.get(ctx);
+  if (!known) termCosts.set(ctx, (known = new Map()));
   for (const i of active) {
     const words = ctx.termWords(i);
     if (!words) return null;
-    perTerm.push(costs(words, ctx.termPrefixRecord(i)));
+    // A term costs the same in every bucket of the search: its words' records are united once.
+    const key = `${rule} ${i}`;
+    let c = known.get(key);
+    if (!c) known.set(key, (c = costs(words, ctx.termPrefixRecord(i))));
+    perTerm.push(c);
   }
   let all = toBitmap(docids);
   const sequences = sequenceDocs(ctx, active);
@@ -276,6 +283,9 @@ function bitmapCosts(
   });
   return out;
 }
+
+/** The per-term costs of each rule that ranks from posting lists (see bitmapCosts), by search. */
+const termCosts = new WeakMap<RankingContext, Map<string, Bitmap[]>>();
 
 /** Pair lookups one proximity split may make before it reads the documents instead. */
 const MAX_PAIR_LOOKUPS = 4096;
@@ -555,7 +565,7 @@ const attributeRank: RankingRule = {
       }
       return cost;
     };
-    const fast = bitmapCosts(docids, active, ctx, per - 1, (words, prefix) => {
+    const fast = bitmapCosts(docids, active, ctx, 'attributeRank', per - 1, (words, prefix) => {
       // each word's record once (see KeywordReader.wordFields)
       const byRank: Bitmap[][] = Array.from({ length: per }, () => []);
       const take = (parts: ReadonlyMap<number, Bitmap>) => {
@@ -591,7 +601,7 @@ const wordPosition: RankingRule = {
       return cost;
     };
     // (a word record's buckets are of its first position in any field: not for a search restricted to some)
-    const fast = restrictsFields(ctx) ? null : bitmapCosts(docids, active, ctx, MAX_POSITION_BUCKET, (words, prefix) => {
+    const fast = restrictsFields(ctx) ? null : bitmapCosts(docids, active, ctx, 'wordPosition', MAX_POSITION_BUCKET, (words, prefix) => {
       // each word's record once (see KeywordReader.wordBuckets); the last bucket costs as much as none
       const byBucket: Bitmap[][] = Array.from({ length: MAX_POSITION_BUCKET }, () => []);
       const take = (parts: ReadonlyMap<number, Bitmap>) => {
