@@ -661,7 +661,14 @@ class PartsDelta {
     this.log.del(k, docid);
   }
   /** Merges the deltas into the word records and their tails and resets, as DeltaMap.mergeInto does. */
-  mergeInto(db: Database<Buffer, string>, tailDb: Database<Buffer, string>, empty: boolean, settleId: (word: string, stored: number | undefined) => number): void {
+  mergeInto(
+    db: Database<Buffer, string>,
+    tailDb: Database<Buffer, string>,
+    empty: boolean,
+    settleId: (word: string, stored: number | undefined) => number,
+    /** Told each part of a word new to the database, with its docids (ascending). */
+    observeNew?: (word: string, tag: number, docs: Uint32Array) => void,
+  ): void {
     const out = new WriteList<string>();
     const tails = new WriteList<string>();
     const { start, docs, dels } = this.log.take();
@@ -716,6 +723,7 @@ class PartsDelta {
         continue;
       }
       const stored = raw ? decodeWordRecord(raw) : [];
+      if (!raw && observeNew) for (let x = i; x < j; x++) if (!dels?.has(order[x]!)) observeNew(word, tags[order[x]!]!, docs.subarray(start[order[x]!]!, start[order[x]! + 1]!));
       const id = settleId(word, raw ? recordId(raw) : undefined);
       const parts = mergeGroup(stored, i, j, true);
       if (parts.length > 0) out.put(word, encodeWordRecord(id, parts));
@@ -1089,60 +1097,81 @@ class PrefixParts {
 const NOT_RECORDED = -2;
 
 /**
- * The records of `prefixes` built from the records of their words (kw-word-parts and their tails):
- * field parts united, each document in the bucket of its first word with the prefix. For the
- * prefixes that reach PREFIX_RECORD_MIN_WORDS, after the batch's word records were merged. One
- * pass over the words of each outermost prefix: a word's record goes into its longest prefix of
- * the set, and each prefix, once whole, into the one a character shorter (a document's first
- * position under a prefix is the least of those under its longer prefixes). A first batch of the
- * movies builds 240 records from 98,000 words this way.
+ * Builds the records of a set of prefixes (see PREFIX_RECORD_MIN_WORDS) from their words' parts:
+ * field parts united, each document in the bucket of its first word with the prefix. A word's
+ * part goes into its longest prefix of the set, and each prefix, once whole, into the one a
+ * character shorter (a document's first position under a prefix is the least of those under its
+ * longer prefixes): each part is united once, where uniting it into each of its prefixes took a
+ * first batch of the movies 2.0 s for 240 records.
  */
-function prefixRecordsFromWords(dbs: KeywordDbs, prefixes: ReadonlySet<string>, emit: (prefix: string, parts: WordPart[]) => void): void {
-  type Parts = { fields: Map<number, Bitmap>; buckets: Map<number, Bitmap> };
-  const acc = new Map<string, Parts>();
-  for (const p of prefixes) acc.set(p, { fields: new Map(), buckets: new Map() });
-  const outermost = [...prefixes].filter((p) => {
-    for (let q = shorterPrefix(p); q !== ''; q = shorterPrefix(q)) if (prefixes.has(q)) return false;
-    return true;
-  });
-  const add = (into: Parts, tag: number, part: Bitmap, shared: boolean) => {
+class PrefixRecordBuilder {
+  private readonly acc = new Map<string, { fields: Map<number, Bitmap>; buckets: Map<number, Bitmap> }>();
+
+  constructor(private readonly prefixes: ReadonlySet<string>) {
+    for (const p of prefixes) this.acc.set(p, { fields: new Map(), buckets: new Map() });
+  }
+
+  /** The prefixes of the set with none of their own prefixes in it. */
+  outermost(): string[] {
+    return [...this.prefixes].filter((p) => {
+      for (let q = shorterPrefix(p); q !== ''; q = shorterPrefix(q)) if (this.prefixes.has(q)) return false;
+      return true;
+    });
+  }
+
+  /** A part of `word`'s record (`shared`: the caller keeps using `part`). */
+  add(word: string, tag: number, part: Bitmap, shared = false): void {
+    let longest: string | undefined;
+    prefixesOf(word, { put: (q) => this.prefixes.has(q) && (longest = q) });
+    if (longest !== undefined) this.unite(this.acc.get(longest)!, tag, part, shared);
+  }
+
+  private unite(into: { fields: Map<number, Bitmap>; buckets: Map<number, Bitmap> }, tag: number, part: Bitmap, shared: boolean): void {
     const kind = tag & BUCKET_TAG ? into.buckets : into.fields;
     const known = kind.get(tag);
     if (known) known.orInPlace(part);
     else kind.set(tag, shared ? part.clone() : part);
-  };
-  /** Serializes a whole prefix's record, its buckets made a partition (each document in its first). */
-  const done = (prefix: string, { fields, buckets }: Parts) => {
-    const parts: WordPart[] = [...fields].sort((a, b) => a[0] - b[0]).map(([tag, b]) => ({ tag, bitmap: b.serialize(true) as Uint8Array }));
-    const placed = new RoaringBitmap32();
-    for (const [tag, b] of [...buckets].sort((x, y) => x[0] - y[0])) {
-      b.andNotInPlace(placed);
-      placed.orInPlace(b);
-      if (!b.isEmpty) parts.push({ tag, bitmap: b.serialize(true) as Uint8Array });
+  }
+
+  /** The records of the prefixes starting with `top` (all: ''), once every word under it was added; their parts let go. */
+  finish(top: string, emit: (prefix: string, parts: WordPart[]) => void): void {
+    // Longest first: each prefix is whole once the longer ones under it went into it.
+    const under = [...this.acc.keys()].filter((p) => p.startsWith(top)).sort((a, b) => b.length - a.length);
+    for (const prefix of under) {
+      const { fields, buckets } = this.acc.get(prefix)!;
+      this.acc.delete(prefix);
+      const out: WordPart[] = [...fields].sort((a, b) => a[0] - b[0]).map(([tag, b]) => ({ tag, bitmap: b.serialize(true) as Uint8Array }));
+      // (the buckets made a partition: each document in its first; what goes up is that partition)
+      const placed = new RoaringBitmap32();
+      for (const [tag, b] of [...buckets].sort((x, y) => x[0] - y[0])) {
+        b.andNotInPlace(placed);
+        placed.orInPlace(b);
+        if (!b.isEmpty) out.push({ tag, bitmap: b.serialize(true) as Uint8Array });
+      }
+      emit(prefix, out);
+      const parent = this.acc.get(shorterPrefix(prefix));
+      if (!parent) continue;
+      for (const [tag, b] of fields) this.unite(parent, tag, b, true);
+      for (const [tag, b] of buckets) this.unite(parent, tag, b, true);
     }
-    emit(prefix, parts);
-  };
-  for (const top of outermost) {
+  }
+}
+
+/**
+ * The records of `prefixes` built from the records of their words (kw-word-parts and their
+ * tails), after the batch's word records were merged: one pass over the words of each outermost
+ * prefix, each record decoded once.
+ */
+function prefixRecordsFromWords(dbs: KeywordDbs, prefixes: ReadonlySet<string>, emit: (prefix: string, parts: WordPart[]) => void): void {
+  const builder = new PrefixRecordBuilder(prefixes);
+  for (const top of builder.outermost()) {
     for (const { key, value } of dbs.wordParts.getRange({ start: top })) {
       const word = key as string;
       if (!word.startsWith(top)) break;
-      let longest: Parts | undefined;
-      prefixesOf(word, { put: (q) => prefixes.has(q) && (longest = acc.get(q)) });
-      const into = longest!;
       const tail = hasTail(value.length) ? dbs.tails.wordParts.getBinary(word) : undefined;
-      for (const raw of tail ? [value, tail] : [value]) forEachRecordPart(raw, (tag, bitmap) => add(into, tag, RoaringBitmap32.deserialize(bitmap, true), false));
+      for (const raw of tail ? [value, tail] : [value]) forEachRecordPart(raw, (tag, bitmap) => builder.add(word, tag, RoaringBitmap32.deserialize(bitmap, true)));
     }
-    // Longest first: each prefix is whole once the longer ones under it went into it.
-    const under = [...acc.keys()].filter((p) => p.startsWith(top)).sort((a, b) => b.length - a.length);
-    for (const prefix of under) {
-      const parts = acc.get(prefix)!;
-      done(prefix, parts);
-      acc.delete(prefix);
-      const parent = acc.get(shorterPrefix(prefix));
-      if (!parent) continue;
-      for (const [tag, b] of parts.fields) add(parent, tag, b, true);
-      for (const [tag, b] of parts.buckets) add(parent, tag, b, true);
-    }
+    builder.finish(top, emit);
   }
 }
 
@@ -1758,30 +1787,18 @@ class BatchWriter {
   }
 
   /**
-   * Records for the prefixes that reached PREFIX_RECORD_MIN_WORDS words, from their words' records
-   * (merged just before, with this flush's documents), and none for those that fell below, so
-   * that an index has the records a fresh build of its documents would. Candidates are the
-   * prefixes of the words the batch added whose own prefix one character shorter has a record (or
-   * of one character): a prefix never has more words than its own prefixes; and the recorded
-   * prefixes of the words it removed.
+   * The prefixes without a record that reached PREFIX_RECORD_MIN_WORDS words (kw-words merged,
+   * with this flush's documents). Candidates are the prefixes of the words the batch added whose
+   * own prefix one character shorter has a record (or of one character): a prefix never has more
+   * words than its own prefixes.
    */
-  private recordNewPrefixes(): void {
+  private reachedPrefixes(): Set<string> {
     const dbs = this.dbs;
     const recorded = this.prefixParts.recorded;
     const checked = new Set<string>();
     const reached = new Set<string>();
     const known = (prefix: string) => recorded.has(prefix) || reached.has(prefix);
     for (const [word, [before, now]] of this.words.membership!.changes) {
-      if (before && !now) {
-        prefixesOf(word, {
-          put: (prefix) => {
-            if (!recorded.has(prefix) || hasWords(dbs, prefix, PREFIX_RECORD_MIN_WORDS)) return;
-            dbs.prefixParts.removeSync(prefix);
-            dbs.tails.prefixParts.removeSync(prefix);
-            recorded.delete(prefix);
-          },
-        });
-      }
       if (before || !now) continue;
       let parent = '';
       prefixesOf(word, {
@@ -1794,12 +1811,35 @@ class BatchWriter {
         },
       });
     }
-    if (reached.size === 0) return;
-    prefixRecordsFromWords(dbs, reached, (prefix, parts) => {
-      if (parts.length > 0) dbs.prefixParts.putSync(prefix, encodeWordRecord(0, parts));
-      recorded.add(prefix);
-    });
+    return reached;
   }
+
+  /**
+   * Drops the records of the prefixes of the words the batch removed that fell below the bound
+   * (after the merge of the records' deltas), so that an index has the records a fresh build of
+   * its documents would.
+   */
+  private dropFallenPrefixes(): void {
+    const dbs = this.dbs;
+    const recorded = this.prefixParts.recorded;
+    for (const [word, [before, now]] of this.words.membership!.changes) {
+      if (!before || now) continue;
+      prefixesOf(word, {
+        put: (prefix) => {
+          if (!recorded.has(prefix) || hasWords(dbs, prefix, PREFIX_RECORD_MIN_WORDS)) return;
+          dbs.prefixParts.removeSync(prefix);
+          dbs.tails.prefixParts.removeSync(prefix);
+          recorded.delete(prefix);
+        },
+      });
+    }
+  }
+
+  /** Stores the record of a prefix that reached the bound. */
+  private readonly storePrefixRecord = (prefix: string, parts: WordPart[]): void => {
+    if (parts.length > 0) this.dbs.prefixParts.putSync(prefix, encodeWordRecord(0, parts));
+    this.prefixParts.recorded.add(prefix);
+  };
 
   pending(): number {
     return this.words.size + this.exact.size + this.prefixes.size + this.parts.size + this.prefixParts.size + this.values.size + this.pairs.size;
@@ -1825,10 +1865,23 @@ class BatchWriter {
     this.words.mergeInto(dbs.words, dbs.tails.words, empty(dbs.words));
     this.exact.mergeInto(dbs.exactWords, dbs.tails.exactWords, empty(dbs.exactWords));
     this.prefixes.mergeInto(dbs.prefixes, dbs.tails.prefixes, empty(dbs.prefixes));
-    this.parts.mergeInto(dbs.wordParts, dbs.tails.wordParts, empty(dbs.wordParts), (word, stored) => this.settleId(word, stored));
+    // The prefixes that reach the bound get their records from their words' (see
+    // PrefixRecordBuilder): read back once merged, or in a batch that starts the index, taken from
+    // the word deltas as they are merged.
+    const reached = this.writesPrefixParts ? this.reachedPrefixes() : null;
+    const fromDeltas = reached && reached.size > 0 && empty(dbs.wordParts) ? new PrefixRecordBuilder(reached) : null;
+    this.parts.mergeInto(
+      dbs.wordParts,
+      dbs.tails.wordParts,
+      empty(dbs.wordParts),
+      (word, stored) => this.settleId(word, stored),
+      fromDeltas ? (word, tag, docs) => fromDeltas.add(word, tag, new RoaringBitmap32(docs)) : undefined,
+    );
     // (a prefix record's id is unused)
     this.prefixParts.delta.mergeInto(dbs.prefixParts, dbs.tails.prefixParts, empty(dbs.prefixParts), () => 0);
-    if (this.writesPrefixParts) this.recordNewPrefixes();
+    if (fromDeltas) fromDeltas.finish('', this.storePrefixRecord);
+    else if (reached && reached.size > 0) prefixRecordsFromWords(dbs, reached, this.storePrefixRecord);
+    if (this.writesPrefixParts) this.dropFallenPrefixes();
     this.values.mergeInto(dbs.values, dbs.tails.values, empty(dbs.values));
     this.pairs.mergeInto(dbs.pairs, dbs.tails.pairs, empty(dbs.pairs));
     // What is written now is what later flushes of the batch read back.
