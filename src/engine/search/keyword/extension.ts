@@ -1022,22 +1022,8 @@ class PrefixParts {
 
   /** The rows of `word`'s recorded prefixes into `cells` from `at`, shortest first (-1 past the last). */
   rowsOf(word: string, cells: Int32Array, at: number): void {
-    let parent = 0;
-    let end = 0;
-    for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
-      const code = word.codePointAt(end)!;
-      end += code > 0xffff ? 2 : 1;
-      let row = this.trie.get(parent, code);
-      if (row === -1) {
-        const prefix = word.slice(0, end);
-        row = this.recorded.has(prefix) ? this.row(prefix) : NOT_RECORDED;
-        this.trie.set(parent, code, row);
-      }
-      // Recorded prefixes are prefix-closed: none longer past one without a record.
-      if (row === NOT_RECORDED) return;
-      cells[at++] = row;
-      parent = row + 1;
-    }
+    // Recorded prefixes are prefix-closed: none longer past one without a record.
+    prefixValues(word, this.trie, (prefix) => (this.recorded.has(prefix) ? this.row(prefix) : NOT_RECORDED), cells, at);
   }
 
   /** The entry of field `fid`'s part of the record of `row`. */
@@ -1095,6 +1081,29 @@ class PrefixParts {
 }
 
 const NOT_RECORDED = -2;
+
+/**
+ * The values of `word`'s prefixes (up to PREFIX_MAX code points) into `cells` from `at`: found by
+ * integer probes in `trie`, keyed by (the value of the prefix one character shorter + 1, or 0,
+ * the next code point), and made by `make` the first time; a negative value ends the walk. A
+ * word's prefixes cost a probe each, their strings made once per batch.
+ */
+function prefixValues(word: string, trie: PairTable, make: (prefix: string) => number, cells: Int32Array, at: number): void {
+  let parent = 0;
+  let end = 0;
+  for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
+    const code = word.codePointAt(end)!;
+    end += code > 0xffff ? 2 : 1;
+    let value = trie.get(parent, code);
+    if (value === -1) {
+      value = make(word.slice(0, end));
+      trie.set(parent, code, value);
+    }
+    if (value < 0) return;
+    cells[at++] = value;
+    parent = value + 1;
+  }
+}
 
 /**
  * Builds the records of a set of prefixes (see PREFIX_RECORD_MIN_WORDS) from their words' parts:
@@ -1719,20 +1728,9 @@ class BatchWriter {
 
   /** The prefix entries of `word` (see prefixesOf) into `cells` from `at`. */
   private prefixEntries(word: string, cells: Int32Array, at: number): void {
-    let parent = 0;
-    let end = 0;
-    for (let n = 0; n < PREFIX_MAX && end < word.length; n++) {
-      const code = word.codePointAt(end)!;
-      end += code > 0xffff ? 2 : 1;
-      let k = this.prefixTable.get(parent, code);
-      if (k < 0) {
-        k = this.prefixes.fresh(word.slice(0, end));
-        this.prefixTable.set(parent, code, k);
-      }
-      cells[at++] = k;
-      parent = k + 1;
-    }
+    prefixValues(word, this.prefixTable, (prefix) => this.prefixes.fresh(prefix), cells, at);
   }
+
 
   /**
    * Pair entries by (first word's slot, second word's slot): the pair's entry, then the entries
