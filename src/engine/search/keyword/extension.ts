@@ -967,6 +967,28 @@ class SlotParts {
     return no * 0x100000 + fid;
   }
 
+  /** The entry in `parts` of field `fid`'s part of row `no` (the row of `word`), made on first use. */
+  fieldEntry(parts: PartsDelta, no: number, word: string, fid: number): number {
+    if (fid >= SLOT_FIELDS) {
+      const key = this.moreKey(no, fid);
+      let k = this.moreFields.get(key);
+      if (k === undefined) this.moreFields.set(key, (k = parts.entry(word, no, fieldTag(fid))));
+      return k;
+    }
+    const at = this.fieldCell(no, fid);
+    let k = this.table[at]!;
+    if (k < 0) this.table[at] = k = parts.entry(word, no, fieldTag(fid));
+    return k;
+  }
+
+  /** The entry in `parts` of position bucket `bucket`'s part of row `no` (the row of `word`), made on first use. */
+  bucketEntry(parts: PartsDelta, no: number, word: string, bucket: number): number {
+    const at = this.bucketCell(no, bucket);
+    let k = this.table[at]!;
+    if (k < 0) this.table[at] = k = parts.entry(word, no, bucketTag(bucket));
+    return k;
+  }
+
   clear(): void {
     this.table = new Int32Array(1024 * SLOT_ROW).fill(-1);
     this.moreFields.clear();
@@ -1028,25 +1050,11 @@ class PrefixParts {
 
   /** The entry of field `fid`'s part of the record of `row`. */
   field(row: number, fid: number): number {
-    const table = this.table;
-    if (fid >= SLOT_FIELDS) {
-      const key = table.moreKey(row, fid);
-      let k = table.moreFields.get(key);
-      if (k === undefined) table.moreFields.set(key, (k = this.delta.entry(this.names[row]!, row, fieldTag(fid))));
-      return k;
-    }
-    const at = table.fieldCell(row, fid);
-    let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.delta.entry(this.names[row]!, row, fieldTag(fid));
-    return k;
+    return this.table.fieldEntry(this.delta, row, this.names[row]!, fid);
   }
 
   bucket(row: number, bucket: number): number {
-    const table = this.table;
-    const at = table.bucketCell(row, bucket);
-    let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.delta.entry(this.names[row]!, row, bucketTag(bucket));
-    return k;
+    return this.table.bucketEntry(this.delta, row, this.names[row]!, bucket);
   }
 
   /** The entry of a part named by tag (`fid`: this writer's field id of a field tag). */
@@ -1585,25 +1593,11 @@ class BatchWriter {
   private readonly slotParts = new SlotParts();
 
   private fieldPart(slot: WordSlot, fid: number): number {
-    const table = this.slotParts;
-    if (fid >= SLOT_FIELDS) {
-      const key = table.moreKey(slot.no, fid);
-      let k = table.moreFields.get(key);
-      if (k === undefined) table.moreFields.set(key, (k = this.parts.entry(slot.word, slot.no, fieldTag(fid))));
-      return k;
-    }
-    const at = table.fieldCell(slot.no, fid);
-    let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, slot.no, fieldTag(fid));
-    return k;
+    return this.slotParts.fieldEntry(this.parts, slot.no, slot.word, fid);
   }
 
   private bucketPart(slot: WordSlot, bucket: number): number {
-    const table = this.slotParts;
-    const at = table.bucketCell(slot.no, bucket);
-    let k = table.cells[at]!;
-    if (k < 0) table.cells[at] = k = this.parts.entry(slot.word, slot.no, bucketTag(bucket));
-    return k;
+    return this.slotParts.bucketEntry(this.parts, slot.no, slot.word, bucket);
   }
 
   /**

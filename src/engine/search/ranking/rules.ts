@@ -215,8 +215,9 @@ function* byCost(docids: Docids, active: number[], cost: (docid: number) => numb
 }
 
 /**
- * Sum of per-term costs from posting lists: `costs(i)[c]` holds the documents where term i costs c
- * (documents in none cost `maxCost`). Returns null when a term's words cannot be enumerated. Word
+ * Sum of per-term costs from posting lists: `costs(words, prefix)[c]` holds the documents where one
+ * of a term's words, or its prefix record (RankingContext.termPrefixRecord), costs c under `rule`
+ * (documents in none cost `maxCost`); computed once per term and search. Returns null when a term's words cannot be enumerated. Word
  * sequences (splits such as "be very" for "bevery", multi-word synonyms) have no postings of their
  * own: the documents where one occurs are read (`perDoc`), as a small bucket's all are, so that a
  * document costs the same in any bucket.
@@ -232,8 +233,8 @@ function bitmapCosts(
 ): Array<[number, Bitmap]> | null {
   if (sizeOf(docids) < BITMAP_PATH_MIN) return null;
   const perTerm: Bitmap[][] = [];
-  let known = termCosts.get(ctx);
-  if (!known) termCosts.set(ctx, (known = new Map()));
+  let known = costsBySearch.get(ctx);
+  if (!known) costsBySearch.set(ctx, (known = new Map()));
   for (const i of active) {
     const words = ctx.termWords(i);
     if (!words) return null;
@@ -285,7 +286,7 @@ function bitmapCosts(
 }
 
 /** The per-term costs of each rule that ranks from posting lists (see bitmapCosts), by search. */
-const termCosts = new WeakMap<RankingContext, Map<string, Bitmap[]>>();
+const costsBySearch = new WeakMap<RankingContext, Map<string, Bitmap[]>>();
 
 /** Pair lookups one proximity split may make before it reads the documents instead. */
 const MAX_PAIR_LOOKUPS = 4096;
@@ -554,6 +555,7 @@ const attributeRank: RankingRule = {
     const paths = ctx.reader.fieldPaths();
     const fids = ctx.fids ?? paths.map((_, fid) => fid);
     const rankOf = new Map(fids.map((fid) => [fieldTag(fid), ctx.fidRank(fid)]));
+    const detail = (c: number): RuleDetail => ({ key: 'attributeRank', rank: maxRank - c, maxRank });
     const perDoc = (d: number): number => {
       const occ = ctx.matches.get(d).occurrences;
       let cost = 0;
@@ -578,8 +580,8 @@ const attributeRank: RankingRule = {
       if (prefix !== null) take(ctx.reader.prefixFields(prefix));
       return byRank.map((parts) => RoaringBitmap32.orMany(parts));
     }, perDoc);
-    if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'attributeRank', rank: maxRank - c, maxRank } }));
-    return byCost(docids, active, perDoc, (c) => ({ key: 'attributeRank', rank: maxRank - c, maxRank }));
+    if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: detail(c) }));
+    return byCost(docids, active, perDoc, detail);
   },
 };
 
@@ -589,6 +591,7 @@ const wordPosition: RankingRule = {
   needsTerms: true,
   split(docids, active, ctx) {
     const maxRank = active.length * MAX_POSITION_BUCKET + 1;
+    const detail = (c: number): RuleDetail => ({ key: 'wordPosition', rank: maxRank - c, maxRank });
     const perDoc = (d: number): number => {
       const occ = ctx.matches.get(d).occurrences;
       let cost = 0;
@@ -614,8 +617,8 @@ const wordPosition: RankingRule = {
       if (prefix !== null) take(ctx.reader.prefixBuckets(prefix));
       return byBucket.map((parts) => RoaringBitmap32.orMany(parts));
     }, perDoc);
-    if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: { key: 'wordPosition', rank: maxRank - c, maxRank } }));
-    return byCost(docids, active, perDoc, (c) => ({ key: 'wordPosition', rank: maxRank - c, maxRank }));
+    if (fast) return fast.map(([c, b]) => ({ docids: b, active, detail: detail(c) }));
+    return byCost(docids, active, perDoc, detail);
   },
 };
 
